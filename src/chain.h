@@ -1,0 +1,53 @@
+/*
+ * chain.h - SHA-256 chaining, HMAC and key derivation for the ledger.
+ * The one place libgcrypt lives.
+ */
+#ifndef LF_CHAIN_H
+#define LF_CHAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define CHAIN_KEY_BYTES 32
+#define CHAIN_HEX_LEN 64 /* hex digits of a SHA-256; buffers are +1 */
+
+/* Initialise libgcrypt once (thread-safe, idempotent). */
+void chain_init(void);
+
+/* Lower-case hex SHA-256 of buf into out[65]. */
+void chain_sha256_hex(const void *buf, size_t len, char out[CHAIN_HEX_LEN + 1]);
+
+/* Lower-case hex HMAC-SHA256 of buf under key into out[65]. */
+void chain_hmac_hex(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
+		    size_t len, char out[CHAIN_HEX_LEN + 1]);
+
+/* Per-case MAC key: HMAC(host, "ledgerfs/case-key/v1\0" case_id). */
+void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
+		    const char *case_id, unsigned char out[CHAIN_KEY_BYTES]);
+
+/*
+ * Registration token for a case: hex HMAC(host,
+ * "ledgerfs/token/v1\0" case_id "\0" nonce).
+ */
+void chain_case_token(const unsigned char host[CHAIN_KEY_BYTES],
+		      const char *case_id, const char *nonce,
+		      char out[CHAIN_HEX_LEN + 1]);
+
+/* n random bytes from the kernel as hex into out[2n+1]. 0 or -1. */
+int chain_random_hex(size_t n, char *out);
+
+/* Constant-time equality of two NUL-terminated strings. */
+bool chain_equal(const char *a, const char *b);
+
+/*
+ * Load the 32-byte host key from path; when absent, create it (0600,
+ * O_EXCL, from the kernel's random source, fsync'd).  A key file that is
+ * not exactly 32 bytes, or readable by group/others, is refused.
+ */
+enum lf_err chain_load_host_key(const char *path,
+				unsigned char key[CHAIN_KEY_BYTES],
+				struct lf_why *why);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * doc.h - a policy or mocks document, YAML or JSON text, as a jansson value.
+ * The one place libyaml lives.
+ */
+#ifndef LF_DOC_H
+#define LF_DOC_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define DOC_MAX_BYTES (16 * 1024 * 1024)
+#define DOC_MAX_DEPTH 64
+#define DOC_MAX_NODES 1000000
+
+/*
+ * Parse text[0..len) as JSON (when its first non-blank byte is '{' or '[')
+ * or as a single YAML document (block or flow style).  YAML plain scalars
+ * resolve by the YAML 1.2 core schema (null, true/false, integers,
+ * floats; everything else a string); quoted scalars are strings.  Anchors
+ * and aliases, tags other than the core ones, several documents, and
+ * anything over the DOC_MAX_* bounds are refused.
+ * Returns a new reference, or NULL with why set to "line L column C: ...".
+ */
+json_t *doc_parse(const char *text, size_t len, struct lf_why *why);
+
+/* Read a file (bounded by DOC_MAX_BYTES) and doc_parse it. New reference. */
+json_t *doc_load_file(const char *path, struct lf_why *why);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * ledger.h - one case's ledger: compact, key-sorted JSON rows, each
+ * chained to the previous line by SHA-256 and MACed with the case key
+ * (DESIGN 7).  An append returns only after fdatasync succeeded.
+ */
+#ifndef LF_LEDGER_H
+#define LF_LEDGER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "chain.h"
+#include "err.h"
+
+struct ledger;
+
+struct ledger_head {
+	unsigned long long rows;
+	char head[CHAIN_HEX_LEN + 1]; /* SHA-256 of the last line; zeros if none */
+};
+
+/* What a scan found.  bad_row is 1-based, 0 when every row is good. */
+struct ledger_report {
+	struct ledger_head head; /* of the good prefix */
+	long long good_bytes;	 /* length of the good prefix */
+	long long file_bytes;
+	unsigned long long bad_row;
+	bool torn;	   /* the only fault is a final line without newline */
+	bool macs_checked; /* false when no key was given */
+};
+
+/*
+ * Called for each good row in order.  row is borrowed; offset/len locate
+ * the line (without newline) in the file.  Return 0 to go on; anything
+ * else stops the scan and is returned as the scan's result.
+ */
+typedef int (*ledger_row_cb)(void *ctx, const json_t *row, long long offset,
+			     size_t len);
+
+/*
+ * Verify a ledger read from fd (from offset 0).  case_id: the expected
+ * case (NULL: take it from row 1).  host_key: NULL to check the chain,
+ * row numbers and canonical form only.  Returns LF_OK when everything
+ * verifies, else LF_VERIFY with rep->bad_row and why ("row 7: prev does
+ * not match row 6"), or LF_IO.  A torn tail is LF_VERIFY with rep->torn.
+ */
+enum lf_err ledger_verify_fd(int fd, const char *case_id,
+			     const unsigned char *host_key, ledger_row_cb cb,
+			     void *ctx, struct ledger_report *rep,
+			     struct lf_why *why);
+
+/*
+ * Open dirfd/path for appending.  create: make a new, empty ledger
+ * (O_EXCL; the folder is fsync'd).  Otherwise the ledger is verified
+ * with the key (cb sees every good row); a torn tail is cut (ftruncate +
+ * fdatasync) and a `recovered` row recording the bytes cut and their
+ * SHA-256 is appended; any other fault is LF_VERIFY and nothing changes.
+ */
+enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
+			const unsigned char host_key[CHAIN_KEY_BYTES],
+			bool create, ledger_row_cb cb, void *ctx,
+			struct ledger **out, struct lf_why *why);
+
+/*
+ * Append row (borrowed; this sets case_id, row, time, prev and mac on it)
+ * as one line, then fdatasync.  offset/len (may be NULL) receive where the
+ * line landed.  Not thread-safe: the caller holds the case lock.  After
+ * any failure the ledger refuses every later append (LF_IO): a failed
+ * flush may have dropped data, so it is never retried.
+ */
+enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
+			  size_t *len, struct lf_why *why);
+
+void ledger_get_head(const struct ledger *l, struct ledger_head *out);
+
+/* Read back and parse the row at offset/len.  New reference or NULL. */
+json_t *ledger_read_row(const struct ledger *l, long long offset, size_t len);
+
+/* The file descriptor (read-only use: pread for serving `ledger`). */
+int ledger_fd(const struct ledger *l);
+
+void ledger_close(struct ledger *l);
+
+/*
+ * The canonical line of a row: compact, keys sorted.  malloc'd string.
+ * Shared by append and verify so both serialize the same way.
+ */
+char *ledger_canonical(const json_t *row);
+
+/* RFC 3339 UTC with microseconds, e.g. 2026-11-30T06:43:31.123456Z. */
+void ledger_now(char out[32]);
+
+#endif

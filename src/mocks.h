@@ -1,0 +1,72 @@
+/*
+ * mocks.h - the mock library: what a mocked call returns (DESIGN 6).
+ * It never changes a decision.  The library is immutable once loaded;
+ * scenario state and cursors live in a per-case struct mocks_state.
+ */
+#ifndef LF_MOCKS_H
+#define LF_MOCKS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "err.h"
+
+struct mocks;
+struct mocks_state;
+
+/* Validate doc (borrowed) and build a library. LF_EINVAL_DOC with why. */
+enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why);
+void mocks_free(struct mocks *m);
+const json_t *mocks_doc(const struct mocks *m);
+
+/* Per-case scenario states (all "start") and cursors (all 0). */
+struct mocks_state *mocks_state_new(void);
+void mocks_state_free(struct mocks_state *s);
+
+/*
+ * What a mocked call returns.  returned is a new reference.  source is
+ * one of "inline", "replay", "override", "placeholder".  mock_rule is the
+ * index of the mocks rule used, or -1 when the payload came from the
+ * policy rule or the placeholder.  scenario/state point at strings owned
+ * by the library or state (NULL when no scenario applied); state is the
+ * scenario's state after the call.
+ */
+struct mock_result {
+	json_t *returned;
+	bool is_error;
+	const char *source;
+	int mock_rule;
+	int step; /* index in `responses`, -1 when the rule has none */
+	const char *scenario;
+	const char *scenario_state;
+};
+
+/*
+ * Resolve a mocked call.  lib may be NULL (no mocks file).  policy_rule is
+ * the policy interaction (or default) that decided mock; it may be NULL.
+ * Chooses the rule (case-bound first, then more `when` keys, then file
+ * order), advances its cursor, applies sets_state, and falls back to the
+ * policy rule's mock/poison/inject, then its cassette + overrides, then
+ * the placeholder.  Deterministic: replaying the same calls in order from
+ * a fresh state rebuilds the same state (used after a restart).
+ */
+enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
+			  const char *case_id, const char *tool,
+			  const json_t *args, const json_t *policy_rule,
+			  struct mock_result *out, struct lf_why *why);
+
+/*
+ * Apply dotted-path overrides [{path:"a.0.b", value:..}] to a deep copy of
+ * cassette.  New reference, or NULL with why when a path does not resolve.
+ */
+json_t *mocks_apply_overrides(const json_t *cassette, const json_t *overrides,
+			      struct lf_why *why);
+
+/*
+ * Names of policy rules in mock mode that no mock rule's tool pattern can
+ * cover and that carry no payload of their own (for `ledgerctl validate`).
+ * New reference: a JSON array of strings.
+ */
+json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib);
+
+#endif

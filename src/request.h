@@ -1,0 +1,79 @@
+/*
+ * request.h - strict parsing of what a target writes: calls, results and
+ * registrations (DESIGN 3 and 5).  Everything here is untrusted input:
+ * sizes, nesting depth and character sets are bounded before jansson
+ * builds anything.
+ */
+#ifndef LF_REQUEST_H
+#define LF_REQUEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define REQUEST_MAX_LINE_DEFAULT (1024 * 1024) /* bytes, without newline */
+#define REQUEST_MAX_DEPTH 64		       /* nesting of [] and {} */
+#define REQUEST_ID_MAX 128		       /* call ids and case names */
+#define REQUEST_TOOL_MAX 256		       /* tool names, bytes */
+
+/*
+ * A parsed call line {"call_id":..,"tool":..,"args":{..}}.
+ * args is a new reference owned by the struct (an empty object when the
+ * line had none); release with request_call_clear().
+ */
+struct request_call {
+	char call_id[REQUEST_ID_MAX + 1];
+	char tool[REQUEST_TOOL_MAX + 1];
+	json_t *args;
+};
+
+/*
+ * A parsed result line
+ * {"call_id":..,"returned":..,"is_error":bool,"real_executed":bool}.
+ * returned is a new reference (json null when absent); is_error defaults
+ * to false, real_executed to true.
+ */
+struct request_result {
+	char call_id[REQUEST_ID_MAX + 1];
+	json_t *returned;
+	bool is_error;
+	bool real_executed;
+};
+
+/* A parsed registration {"case_id":..,"token":..}. */
+struct request_register {
+	char case_id[REQUEST_ID_MAX + 1];
+	char token[129];
+};
+
+/*
+ * True when s[0..len) is a valid case name or call id:
+ * 1-128 characters of [A-Za-z0-9._:-], and not "." or "..".
+ */
+bool request_valid_id(const char *s, size_t len);
+
+/*
+ * Parse one line (without its newline; len bytes, need not be
+ * NUL-terminated).  max_line: the size limit in bytes (0 means the
+ * default).  Errors: LF_TOO_BIG when len > max_line, LF_EINVAL_JSON for
+ * everything else that is wrong (empty line, NUL byte, invalid UTF-8,
+ * too deep, not an object, unknown or host-owned key, wrong types, bad
+ * call id).  why names the problem in one line.  On error *out holds no
+ * references.
+ */
+enum lf_err request_parse_call(const char *line, size_t len, size_t max_line,
+			       struct request_call *out, struct lf_why *why);
+enum lf_err request_parse_result(const char *line, size_t len, size_t max_line,
+				 struct request_result *out,
+				 struct lf_why *why);
+enum lf_err request_parse_register(const char *line, size_t len,
+				   size_t max_line,
+				   struct request_register *out,
+				   struct lf_why *why);
+
+void request_call_clear(struct request_call *c);
+void request_result_clear(struct request_result *r);
+
+#endif
