@@ -1,0 +1,389 @@
+/*
+ * fh.c - what one open file of the view holds (see fh.h).
+ *
+ * Writes: a line may arrive in several WRITE requests; the write that
+ * completes it returns only after the core made its row durable.  When a
+ * line after the first of a write is refused, the caller gets a short
+ * count and the errno answers its next write; an over-long line is
+ * refused as soon as it passes the limit and the rest of it is dropped.
+ * Any refusal on a descriptor is reported again by its close (flush),
+ * so a writer that only checks close still learns it.
+ */
+#include "fh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree.h"
+
+#define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
+
+struct lfs_fh {
+	pthread_mutex_t lock;
+	struct node n;
+	char *snap; /* read snapshot, taken at open */
+	size_t snap_len;
+	long long ledger_len;
+	char *buf; /* partial line, or a whole document */
+	size_t len, cap;
+	bool discarding; /* inside an over-long line */
+	bool dirty;	 /* a document was written */
+	int pending_err; /* answers the next write after a short count */
+	int last_err;	 /* answers flush */
+	bool keep_replies;
+	char *rep;
+	size_t rep_len, rep_pos;
+};
+
+static struct lfs_fh *fh_of(struct fuse_file_info *fi)
+{
+	return (struct lfs_fh *)(uintptr_t)fi->fh;
+}
+
+static int fh_append(char **buf, size_t *len, size_t *cap, const char *data,
+		     size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 256;
+		char *t;
+
+		while (ncap < *len + n + 1)
+			ncap *= 2;
+		t = realloc(*buf, ncap);
+		if (!t)
+			return -ENOMEM;
+		*buf = t;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, data, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/* The text a read-only node shows, taken whole at open. */
+static char *fh_snapshot(struct node *n)
+{
+	char tok[CHAIN_HEX_LEN + 2], *s, *t;
+	enum lf_err code;
+
+	switch (n->kind) {
+	case N_TOKEN:
+		case_token(n->c, tok);
+		strcat(tok, "\n");
+		return strdup(tok);
+	case N_STATUS:
+		return case_status_json(n->c);
+	case N_POLICY:
+		return case_policy_text(n->c);
+	case N_MOCKS:
+		return case_mocks_text(n->c);
+	case N_REPLY:
+		return case_latest_reply(n->c);
+	case N_REPLYFILE:
+		return case_reply_for(n->c, n->arg);
+	case N_CALLFILE:
+		return case_call_file(n->c, n->arg, n->file);
+	case N_ERROR:
+		s = case_error_text(n->c, &code);
+		if (!s || !*s)
+			return s;
+		if (asprintf(&t, "%s %s\n", lfs_errno_name(lfs_errno(code)),
+			     s) < 0)
+			t = NULL;
+		free(s);
+		return t;
+	default:
+		return strdup("");
+	}
+}
+
+int lfs_fh_open(const char *path, struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh;
+	struct node n;
+	mode_t mode;
+	int acc = fi->flags & O_ACCMODE, rc;
+
+	rc = tree_resolve(lfs_context()->reg, path, &n);
+	if (rc)
+		return rc;
+	mode = tree_info(n.kind)->mode;
+	if (S_ISDIR(mode))
+		return -EISDIR;
+	/* Root passes the kernel's mode check; the view still says no. */
+	if (acc != O_RDONLY && !(mode & 0222))
+		return -EROFS;
+	if (acc != O_WRONLY && !(mode & 0444))
+		return -EACCES;
+	fh = calloc(1, sizeof(*fh));
+	if (!fh)
+		return -ENOMEM;
+	pthread_mutex_init(&fh->lock, NULL);
+	fh->n = n;
+	if (n.kind == N_LEDGER) {
+		fh->ledger_len = case_ledger_size(n.c);
+	} else if (acc != O_WRONLY && !tree_info(n.kind)->line_input) {
+		fh->snap = fh_snapshot(&n);
+		if (!fh->snap) {
+			free(fh);
+			return -ENOENT;
+		}
+		fh->snap_len = strlen(fh->snap);
+	}
+	fh->keep_replies = n.kind == N_REQUEST && acc == O_RDWR;
+	fi->fh = (uintptr_t)fh;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	if (n.kind == N_REQUEST)
+		fi->nonseekable = 1;
+	return 0;
+}
+
+int lfs_fh_read(const char *path, char *buf, size_t size, off_t off,
+		struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fh_of(fi);
+	size_t n = 0;
+
+	(void)path;
+	pthread_mutex_lock(&fh->lock);
+	if (fh->n.kind == N_REQUEST) {
+		/* The kernel's offset means nothing here: a cursor per open. */
+		n = fh->rep_len - fh->rep_pos;
+		if (n > size)
+			n = size;
+		memcpy(buf, fh->rep + fh->rep_pos, n);
+		fh->rep_pos += n;
+	} else if (fh->n.kind == N_LEDGER) {
+		long r = 0;
+
+		if (off < fh->ledger_len) {
+			n = (size_t)(fh->ledger_len - off) < size
+				    ? (size_t)(fh->ledger_len - off)
+				    : size;
+			r = case_ledger_read(fh->n.c, buf, n, off);
+		}
+		pthread_mutex_unlock(&fh->lock);
+		return r < 0 ? -EIO : (int)r;
+	} else if (fh->snap && (size_t)off < fh->snap_len) {
+		n = fh->snap_len - (size_t)off < size ? fh->snap_len - (size_t)off
+						      : size;
+		memcpy(buf, fh->snap + off, n);
+	}
+	pthread_mutex_unlock(&fh->lock);
+	return (int)n;
+}
+
+static void fh_keep_reply(struct lfs_fh *fh, const char *reply)
+{
+	size_t cap;
+
+	/* Drop what was read, then the oldest unread, to stay bounded. */
+	if (fh->rep_pos) {
+		memmove(fh->rep, fh->rep + fh->rep_pos,
+			fh->rep_len - fh->rep_pos);
+		fh->rep_len -= fh->rep_pos;
+		fh->rep_pos = 0;
+	}
+	while (fh->rep_len && fh->rep_len + strlen(reply) > FH_REPLY_KEEP) {
+		char *nl = memchr(fh->rep, '\n', fh->rep_len);
+		size_t cut = nl ? (size_t)(nl - fh->rep) + 1 : fh->rep_len;
+
+		memmove(fh->rep, fh->rep + cut, fh->rep_len - cut);
+		fh->rep_len -= cut;
+	}
+	cap = fh->rep_len + 1;
+	fh_append(&fh->rep, &fh->rep_len, &cap, reply, strlen(reply));
+}
+
+/* One complete line to the core.  0 or -errno. */
+static int fh_line(struct lfs_fh *fh, const char *line, size_t len)
+{
+	struct lf_case *c = fh->n.c;
+	struct lf_why why = {{0}};
+	char *reply = NULL;
+	enum lf_err e;
+
+	switch (fh->n.kind) {
+	case N_REQUEST:
+		e = case_call(c, line, len, &reply, &why);
+		if (e == LF_OK && fh->keep_replies)
+			fh_keep_reply(fh, reply);
+		free(reply);
+		break;
+	case N_RESULT:
+		e = case_result(c, line, len, &why);
+		break;
+	case N_REGISTER:
+		e = case_register(c, line, len, &why);
+		break;
+	case N_CTL:
+		e = case_command(c, line, len, &why);
+		if (e != LF_OK)
+			fprintf(stderr, "ledgerfs: %s ctl: %s\n", case_name(c),
+				why.msg);
+		break;
+	default:
+		return -EROFS;
+	}
+	return -lfs_errno(e);
+}
+
+static enum case_input fh_input(const struct lfs_fh *fh)
+{
+	return fh->n.kind == N_RESULT	  ? CASE_IN_RESULT
+	       : fh->n.kind == N_REGISTER ? CASE_IN_REGISTER
+					  : CASE_IN_REQUEST;
+}
+
+/* The line passed the limit before its end: refuse now, drop the rest. */
+static int fh_too_long(struct lfs_fh *fh)
+{
+	char reason[128];
+
+	snprintf(reason, sizeof(reason),
+		 "line longer than the limit of %zu bytes",
+		 lfs_context()->max_line);
+	if (fh->n.kind != N_CTL)
+		case_refuse(fh->n.c, fh_input(fh), LF_TOO_BIG, reason,
+			    fh->buf ? fh->buf : "", fh->len);
+	fh->len = 0;
+	fh->discarding = true;
+	fh->last_err = EFBIG;
+	return -EFBIG;
+}
+
+static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size)
+{
+	size_t i = 0, max = lfs_context()->max_line;
+
+	if (fh->n.kind == N_CTL)
+		max = 4096;
+	if (fh->pending_err) {
+		int e = fh->pending_err;
+
+		fh->pending_err = 0;
+		return -e;
+	}
+	if (fh->discarding) {
+		if (memchr(buf, '\n', size))
+			fh->discarding = false;
+		return -EFBIG;
+	}
+	while (i < size) {
+		const char *nl = memchr(buf + i, '\n', size - i);
+		size_t n = nl ? (size_t)(nl - (buf + i)) : size - i;
+		const char *line = buf + i;
+		int rc;
+
+		if (fh->len + n > max) {
+			rc = fh_too_long(fh);
+			if (nl)
+				fh->discarding = false;
+			goto refused;
+		}
+		if (!nl || fh->len) {
+			if (fh_append(&fh->buf, &fh->len, &fh->cap, line, n))
+				return i ? (int)i : -ENOMEM;
+			if (!nl)
+				return (int)size;
+			line = fh->buf;
+			n = fh->len;
+		}
+		rc = fh_line(fh, line, n);
+		fh->len = 0;
+		if (rc) {
+			fh->last_err = -rc;
+			goto refused;
+		}
+		i += (size_t)(nl - (buf + i)) + 1;
+		continue;
+refused:
+		if (i == 0)
+			return rc;
+		fh->pending_err = -rc;
+		return (int)i;
+	}
+	return (int)size;
+}
+
+int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
+		 struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fh_of(fi);
+	int rc;
+
+	(void)path;
+	(void)off;
+	pthread_mutex_lock(&fh->lock);
+	if (fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) {
+		/* Taken whole at close; only the bound is checked here. */
+		if (fh->len + size > CASE_DOC_MAX)
+			rc = -EFBIG;
+		else if (fh_append(&fh->buf, &fh->len, &fh->cap, buf, size))
+			rc = -ENOMEM;
+		else
+			rc = (int)size;
+		fh->dirty = true;
+		if (rc < 0)
+			fh->last_err = -rc;
+	} else {
+		rc = fh_write_lines(fh, buf, size);
+	}
+	pthread_mutex_unlock(&fh->lock);
+	return rc;
+}
+
+int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fh_of(fi);
+	struct lf_why why = {{0}};
+	int rc = 0;
+
+	(void)path;
+	pthread_mutex_lock(&fh->lock);
+	if ((fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) && fh->dirty &&
+	    !fh->last_err) {
+		enum lf_err e = fh->n.kind == N_POLICY
+					? case_set_policy(fh->n.c, fh->buf ? fh->buf : "", fh->len, &why)
+					: case_set_mocks(fh->n.c, fh->buf ? fh->buf : "", fh->len, &why);
+
+		if (e != LF_OK)
+			fprintf(stderr, "ledgerfs: %s %s: %s\n",
+				case_name(fh->n.c),
+				fh->n.kind == N_POLICY ? "policy" : "mocks",
+				why.msg);
+		rc = -lfs_errno(e);
+		fh->dirty = false;
+		fh->len = 0;
+	} else if (tree_info(fh->n.kind)->line_input && fh->len &&
+		   !fh->discarding) {
+		/* A final line without newline is still a line. */
+		rc = fh_line(fh, fh->buf, fh->len);
+		fh->len = 0;
+	}
+	if (!rc && fh->last_err)
+		rc = -fh->last_err;
+	fh->last_err = 0;
+	fh->dirty = false;
+	pthread_mutex_unlock(&fh->lock);
+	return rc;
+}
+
+int lfs_fh_release(const char *path, struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fh_of(fi);
+
+	(void)path;
+	pthread_mutex_destroy(&fh->lock);
+	free(fh->snap);
+	free(fh->buf);
+	free(fh->rep);
+	free(fh);
+	return 0;
+}

@@ -1,0 +1,18 @@
+/*
+ * fh.h - open files of the view: snapshots for reading, line assembly
+ * for writing, and the per-open reply cursor of `request`.
+ */
+#ifndef LFS_FH_H
+#define LFS_FH_H
+
+#include "ops.h"
+
+int lfs_fh_open(const char *path, struct fuse_file_info *fi);
+int lfs_fh_read(const char *path, char *buf, size_t size, off_t off,
+		struct fuse_file_info *fi);
+int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+int lfs_fh_flush(const char *path, struct fuse_file_info *fi);
+int lfs_fh_release(const char *path, struct fuse_file_info *fi);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * main.c - the ledgerfs daemon: options, the host key, the safety checks
+ * on the backing folder, loading every case, then the multithreaded FUSE
+ * loop.  Refuses to start, saying why, rather than run unsafely.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backing.h"
+#include "chain.h"
+#include "ops.h"
+#include "registry.h"
+#include "request.h"
+
+#define DEFAULT_BACKING "/var/lib/ledgerfs"
+#define DEFAULT_KEY "/etc/ledgerfs/host.key"
+
+struct options {
+	char *backing;
+	char *key;
+	char *mountpoint;
+	unsigned long max_line;
+	unsigned long max_calls;
+	unsigned long max_refused;
+	int show_help;
+	int show_version;
+};
+
+#define OPT(t, p) {t, offsetof(struct options, p), 1}
+static const struct fuse_opt option_spec[] = {
+	OPT("--backing=%s", backing),
+	OPT("--key=%s", key),
+	OPT("--max-line=%lu", max_line),
+	OPT("--max-calls=%lu", max_calls),
+	OPT("--max-refused=%lu", max_refused),
+	OPT("-h", show_help),
+	OPT("--help", show_help),
+	OPT("-V", show_version),
+	OPT("--version", show_version),
+	FUSE_OPT_END,
+};
+
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct options *o = data;
+
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint) {
+		o->mountpoint = strdup(arg);
+		return 1; /* keep it for libfuse too */
+	}
+	return 1;
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [-f] [--backing=DIR] [--key=FILE] [--max-line=BYTES]\n"
+	       "       [--max-calls=N] [--max-refused=N] [-o OPTION]... MOUNTPOINT\n\n"
+	       "  --backing=DIR     ledgers and case state (default " DEFAULT_BACKING ")\n"
+	       "  --key=FILE        host key, created when absent (default " DEFAULT_KEY ")\n"
+	       "  --max-line=BYTES  request line limit (default 1048576)\n"
+	       "  --max-calls=N     calls per case before calls are blocked (default 100000)\n"
+	       "  --max-refused=N   refused rows kept per case (default 64)\n"
+	       "  -f                stay in the foreground\n"
+	       "  -o OPTION         a libfuse mount option\n\n"
+	       "See ledgerfs(8).\n",
+	       prog);
+}
+
+static void warn_case(const char *name, const char *reason)
+{
+	fprintf(stderr, "ledgerfs: case %s not served: %s\n", name, reason);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct options o = {0};
+	struct lfs_ctx ctx = {0};
+	struct case_limits lim = {0};
+	unsigned char key[CHAIN_KEY_BYTES];
+	struct lf_why why = {{0}};
+	char mnt[PATH_MAX];
+	int rc = 1;
+
+	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
+		return 2;
+	if (o.show_help) {
+		usage(argv[0]);
+		rc = 0;
+		goto out;
+	}
+	if (o.show_version) {
+		printf("ledgerfs " LEDGERFS_VERSION "\n");
+		rc = 0;
+		goto out;
+	}
+	if (!o.mountpoint) {
+		usage(argv[0]);
+		rc = 2;
+		goto out;
+	}
+	if (!realpath(o.mountpoint, mnt)) {
+		fprintf(stderr, "ledgerfs: mount point %s: %s\n", o.mountpoint,
+			strerror(errno));
+		goto out;
+	}
+	chain_init();
+	if (chain_load_host_key(o.key ? o.key : DEFAULT_KEY, key, &why) !=
+	    LF_OK) {
+		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
+		goto out;
+	}
+	if (backing_check(o.backing ? o.backing : DEFAULT_BACKING, mnt,
+			  o.key ? o.key : DEFAULT_KEY, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
+	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
+	lim.max_calls = o.max_calls;
+	lim.max_refused = o.max_refused ? o.max_refused : 64;
+	if (registry_open(o.backing ? o.backing : DEFAULT_BACKING, key, &lim,
+			  warn_case, &ctx.reg, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: %s\n", why.msg);
+		goto out;
+	}
+	explicit_bzero(key, sizeof(key));
+	ctx.max_line = lim.max_line;
+	ctx.started = time(NULL);
+	/* Targets run as other users; modes are enforced by the kernel. */
+	fuse_opt_add_arg(&args, "-oallow_other,default_permissions");
+	fuse_opt_add_arg(&args, "-osubtype=ledgerfs,fsname=ledgerfs");
+	rc = fuse_main(args.argc, args.argv, &lfs_ops, &ctx);
+	registry_free(ctx.reg);
+out:
+	fuse_opt_free_args(&args);
+	free(o.backing);
+	free(o.key);
+	free(o.mountpoint);
+	return rc;
+}

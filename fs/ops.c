@@ -1,0 +1,309 @@
+/*
+ * ops.c - the FUSE operations: resolve the node, call the core, map the
+ * core's codes to errno.  Every changing file is served direct_io from a
+ * snapshot taken at open, so a read never mixes two states; `request`
+ * is nonseekable and keeps a per-open cursor over its own replies.
+ */
+#include "ops.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fh.h"
+#include "tree.h"
+
+static const int errno_of[LF_ERR_COUNT] = {
+	[LF_OK] = 0,
+	[LF_EINVAL_JSON] = EINVAL,
+	[LF_TOO_BIG] = EFBIG,
+	[LF_UNREGISTERED] = EACCES,
+	[LF_BAD_TOKEN] = EACCES,
+	[LF_DUPLICATE] = EEXIST,
+	[LF_CLOSED] = EPIPE,
+	[LF_UNKNOWN_CALL] = ENOENT,
+	[LF_NOT_PASS] = EINVAL,
+	[LF_CONFLICT] = EEXIST,
+	[LF_FROZEN] = EBUSY,
+	[LF_EINVAL_DOC] = EINVAL,
+	[LF_BAD_NAME] = EINVAL,
+	[LF_EXISTS] = EEXIST,
+	[LF_NOT_FOUND] = ENOENT,
+	[LF_NOT_READY] = EACCES,
+	[LF_BAD_COMMAND] = EINVAL,
+	[LF_VERIFY] = EIO,
+	[LF_IO] = EIO,
+	[LF_NOMEM] = ENOMEM,
+};
+
+int lfs_errno(enum lf_err e)
+{
+	return (unsigned)e < LF_ERR_COUNT ? errno_of[e] : EIO;
+}
+
+const char *lfs_errno_name(int err)
+{
+	switch (err) {
+	case EINVAL: return "EINVAL";
+	case EFBIG: return "EFBIG";
+	case EACCES: return "EACCES";
+	case EEXIST: return "EEXIST";
+	case EPIPE: return "EPIPE";
+	case ENOENT: return "ENOENT";
+	case EBUSY: return "EBUSY";
+	case ENOMEM: return "ENOMEM";
+	default: return "EIO";
+	}
+}
+
+#define ctx lfs_context
+
+static void *lfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	/* The view changes under the kernel: no data cache, short attrs. */
+	cfg->kernel_cache = 0;
+	cfg->direct_io = 1;
+	cfg->entry_timeout = 1.0;
+	cfg->attr_timeout = 1.0;
+	cfg->negative_timeout = 0;
+	cfg->hard_remove = 1;
+	/* `> request` opens with O_TRUNC; take it in open, not as setattr. */
+	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	return fuse_get_context()->private_data;
+}
+
+/* Does the variable part of a node (a call folder, a reply) exist? */
+static int node_exists(struct node *n)
+{
+	char *s = NULL;
+
+	if (n->kind == N_CALLDIR || n->kind == N_CALLFILE)
+		s = case_call_file(n->c, n->arg,
+				   n->kind == N_CALLDIR ? "request" : n->file);
+	else if (n->kind == N_REPLYFILE)
+		s = case_reply_for(n->c, n->arg);
+	else
+		return 0;
+	free(s);
+	return s ? 0 : -ENOENT;
+}
+
+static int lfs_getattr(const char *path, struct stat *st,
+		       struct fuse_file_info *fi)
+{
+	struct node n;
+	int rc;
+
+	(void)fi;
+	rc = tree_resolve(ctx()->reg, path, &n);
+	if (rc == 0)
+		rc = node_exists(&n);
+	if (rc)
+		return rc;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = tree_info(n.kind)->mode;
+	st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_size = 0; /* direct_io: sizes are not known in advance */
+	st->st_atime = st->st_mtime = st->st_ctime = ctx()->started;
+	return 0;
+}
+
+struct fill {
+	void *buf;
+	fuse_fill_dir_t filler;
+};
+
+static void fill_one(void *p, const char *name)
+{
+	struct fill *f = p;
+
+	f->filler(f->buf, name, NULL, 0, 0);
+}
+
+static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
+		       off_t off, struct fuse_file_info *fi,
+		       enum fuse_readdir_flags flags)
+{
+	struct fill f = {buf, filler};
+	struct node n;
+	char name[200];
+	size_t i, count;
+	int rc;
+
+	(void)off;
+	(void)fi;
+	(void)flags;
+	rc = tree_resolve(ctx()->reg, path, &n);
+	if (rc == 0)
+		rc = node_exists(&n);
+	if (rc)
+		return rc;
+	if (!S_ISDIR(tree_info(n.kind)->mode))
+		return -ENOTDIR;
+	filler(buf, ".", NULL, 0, 0);
+	filler(buf, "..", NULL, 0, 0);
+	switch (n.kind) {
+	case N_CASES:
+		count = registry_count(ctx()->reg);
+		for (i = 0; i < count; i++)
+			filler(buf, case_name(registry_at(ctx()->reg, i)),
+			       NULL, 0, 0);
+		break;
+	case N_CALLS:
+	case N_REPLIES:
+		count = case_call_count(n.c);
+		for (i = 0; i < count; i++)
+			if (case_call_dirname(n.c, i, name, sizeof(name)) == 0)
+				filler(buf,
+				       n.kind == N_CALLS ? name
+							 : strchr(name, '-') + 1,
+				       NULL, 0, 0);
+		break;
+	default:
+		tree_fixed_children(n.kind, fill_one, &f);
+	}
+	return 0;
+}
+
+static int lfs_mkdir(const char *path, mode_t mode)
+{
+	struct node n;
+	const char *name = strrchr(path, '/');
+	struct lf_case *c;
+	struct lf_why why;
+	char parent[16];
+	enum lf_err e;
+
+	(void)mode;
+	if (!name || (size_t)(name - path) >= sizeof(parent))
+		return -EPERM;
+	memcpy(parent, path, (size_t)(name - path));
+	parent[name - path] = '\0';
+	if (tree_resolve(ctx()->reg, parent, &n) || n.kind != N_CASES)
+		return -EPERM;
+	e = registry_create(ctx()->reg, name + 1, &c, &why);
+	if (e != LF_OK)
+		fprintf(stderr, "ledgerfs: mkdir %s: %s\n", path, why.msg);
+	return -lfs_errno(e);
+}
+
+/* Everything the brief does not list is refused. */
+static int lfs_refuse_path(const char *path)
+{
+	(void)path;
+	return -EPERM;
+}
+
+static int lfs_refuse2(const char *a, const char *b)
+{
+	(void)a;
+	(void)b;
+	return -EPERM;
+}
+
+static int lfs_rename(const char *a, const char *b, unsigned int flags)
+{
+	(void)flags;
+	return lfs_refuse2(a, b);
+}
+
+static int lfs_mknod(const char *path, mode_t mode, dev_t dev)
+{
+	(void)mode;
+	(void)dev;
+	return lfs_refuse_path(path);
+}
+
+static int lfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)mode;
+	(void)fi;
+	return lfs_refuse_path(path);
+}
+
+static int lfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)mode;
+	(void)fi;
+	return lfs_refuse_path(path);
+}
+
+static int lfs_chown(const char *path, uid_t uid, gid_t gid,
+		     struct fuse_file_info *fi)
+{
+	(void)uid;
+	(void)gid;
+	(void)fi;
+	return lfs_refuse_path(path);
+}
+
+static int lfs_utimens(const char *path, const struct timespec tv[2],
+		       struct fuse_file_info *fi)
+{
+	(void)tv;
+	(void)fi;
+	return lfs_refuse_path(path);
+}
+
+static int lfs_setxattr(const char *path, const char *name, const char *value,
+			size_t size, int flags)
+{
+	(void)name;
+	(void)value;
+	(void)size;
+	(void)flags;
+	return lfs_refuse_path(path);
+}
+
+static int lfs_removexattr(const char *path, const char *name)
+{
+	(void)name;
+	return lfs_refuse_path(path);
+}
+
+/*
+ * Truncation to zero of a writable file is what `>` does on kernels that
+ * do not pass O_TRUNC to open; it changes nothing here, so allow it.
+ */
+static int lfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct node n;
+
+	(void)fi;
+	if (tree_resolve(ctx()->reg, path, &n))
+		return -ENOENT;
+	if (size == 0 && (tree_info(n.kind)->mode & 0222))
+		return 0;
+	return -EPERM;
+}
+
+const struct fuse_operations lfs_ops = {
+	.init = lfs_init,
+	.getattr = lfs_getattr,
+	.readdir = lfs_readdir,
+	.mkdir = lfs_mkdir,
+	.open = lfs_fh_open,
+	.read = lfs_fh_read,
+	.write = lfs_fh_write,
+	.flush = lfs_fh_flush,
+	.release = lfs_fh_release,
+	.mknod = lfs_mknod,
+	.create = lfs_create,
+	.unlink = lfs_refuse_path,
+	.rmdir = lfs_refuse_path,
+	.symlink = lfs_refuse2,
+	.link = lfs_refuse2,
+	.rename = lfs_rename,
+	.chmod = lfs_chmod,
+	.chown = lfs_chown,
+	.truncate = lfs_truncate,
+	.utimens = lfs_utimens,
+	.setxattr = lfs_setxattr,
+	.removexattr = lfs_removexattr,
+};

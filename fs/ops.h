@@ -1,0 +1,31 @@
+/*
+ * ops.h - the FUSE operations of the view.
+ */
+#ifndef LFS_OPS_H
+#define LFS_OPS_H
+
+#define FUSE_USE_VERSION 35
+#include <fuse.h>
+
+#include "err.h"
+#include "registry.h"
+
+struct lfs_ctx {
+	struct registry *reg;
+	size_t max_line;
+	time_t started;
+};
+
+extern const struct fuse_operations lfs_ops;
+
+/* The one table from core codes to errno (DESIGN 3). Positive errno. */
+int lfs_errno(enum lf_err e);
+const char *lfs_errno_name(int err);
+
+
+
+static inline struct lfs_ctx *lfs_context(void)
+{
+	return fuse_get_context()->private_data;
+}
+#endif

@@ -1,0 +1,21 @@
+/*
+ * backing.h - is a backing folder safe to keep ledgers in?  (DESIGN 7)
+ */
+#ifndef LF_BACKING_H
+#define LF_BACKING_H
+
+#include "err.h"
+
+/*
+ * Create dir (0700) when missing, then refuse it unless: it is a real
+ * folder (not a link) owned by this user with mode 0700; no folder above
+ * it can be written by anyone but root or this user (a sticky folder is
+ * accepted when the next folder down belongs to root or this user);
+ * neither it nor the mount point lies inside the other; the key file is
+ * not inside it.  LF_IO for what cannot be checked, LF_VERIFY for a
+ * folder that is unsafe; why says which rule.
+ */
+enum lf_err backing_check(const char *dir, const char *mountpoint,
+			  const char *keyfile, struct lf_why *why);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * case.c - one case's lifecycle (DESIGN 4): creation, documents, host
+ * commands (turn, close, fail), and the read-only views (status, calls/).
+ * The target's call path is in case_call.c, restart replay in case_load.c.
+ */
+#include "case_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "doc.h"
+#include "request.h"
+
+const char *case_state_name(enum case_state s)
+{
+	static const char *const names[] = {
+		[CASE_OPENED] = "opened",
+		[CASE_READY] = "ready",
+		[CASE_REGISTERED] = "registered",
+		[CASE_CLOSED] = "closed",
+		[CASE_FAILED] = "failed",
+	};
+	return names[s];
+}
+
+struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
+{
+	struct lf_case *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->dirfd = -1;
+	c->lim = *lim;
+	if (!c->lim.max_line)
+		c->lim.max_line = REQUEST_MAX_LINE_DEFAULT;
+	if (!c->lim.max_calls)
+		c->lim.max_calls = CASE_MAX_CALLS_DEFAULT;
+	c->turn = 1;
+	strmap_init(&c->index);
+	c->mstate = mocks_state_new();
+	if (!c->mstate) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void case_free(struct lf_case *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	if (c->ledger)
+		ledger_close(c->ledger);
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	for (i = 0; i < c->ncalls; i++)
+		free(c->calls[i].id);
+	free(c->calls);
+	strmap_free(&c->index);
+	policy_free(c->policy);
+	mocks_free(c->mocks);
+	mocks_state_free(c->mstate);
+	free(c->policy_text);
+	free(c->mocks_text);
+	free(c->latest_reply);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+const char *case_name(const struct lf_case *c)
+{
+	return c->name;
+}
+
+enum case_state case_get_state(struct lf_case *c)
+{
+	enum case_state s;
+
+	pthread_mutex_lock(&c->lock);
+	s = c->state;
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+/*
+ * case.json holds what the ledger does not: the nonce the token derives
+ * from and the documents as written.  Written whole and renamed into
+ * place so a crash leaves the old or the new file, never half of one.
+ */
+int case_write_meta(struct lf_case *c)
+{
+	json_t *meta;
+	char *text = NULL;
+	int fd = -1, rc = -1;
+	size_t len, done = 0;
+
+	meta = json_pack("{s:s, s:s, s:s?, s:s?}", "case_id", c->name, "nonce",
+			 c->nonce, "policy", c->policy_text, "mocks",
+			 c->mocks_text);
+	if (!meta)
+		return -1;
+	text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(meta);
+	if (!text)
+		return -1;
+	len = strlen(text);
+	fd = openat(c->dirfd, "case.json.tmp",
+		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		goto out;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n <= 0)
+			goto out;
+		done += (size_t)n;
+	}
+	if (fdatasync(fd) < 0)
+		goto out;
+	if (renameat(c->dirfd, "case.json.tmp", c->dirfd, "case.json") < 0)
+		goto out;
+	if (fsync(c->dirfd) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return rc;
+}
+
+const char *case_call_key(void *ctx, uint32_t i)
+{
+	return ((struct lf_case *)ctx)->calls[i].id;
+}
+
+struct call_entry *case_find_call(struct lf_case *c, const char *id)
+{
+	long i = strmap_find(&c->index, id, case_call_key, c);
+
+	return i < 0 ? NULL : &c->calls[i];
+}
+
+struct call_entry *case_add_call(struct lf_case *c, const char *id,
+				 uint32_t seq, int mode, long long off,
+				 size_t len)
+{
+	struct call_entry *e;
+
+	if (c->ncalls == c->calls_cap) {
+		size_t ncap = c->calls_cap ? c->calls_cap * 2 : 16;
+		struct call_entry *n = realloc(c->calls, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		c->calls = n;
+		c->calls_cap = ncap;
+	}
+	e = &c->calls[c->ncalls];
+	memset(e, 0, sizeof(*e));
+	e->id = strdup(id);
+	if (!e->id)
+		return NULL;
+	e->seq = seq;
+	e->mode = (uint8_t)mode;
+	e->completion = mode == LF_MODE_PASS ? CALL_PENDING : CALL_COMPLETE;
+	e->dec_off = off;
+	e->dec_len = (uint32_t)len;
+	e->res_off = -1;
+	if (strmap_add(&c->index, id, (uint32_t)c->ncalls, case_call_key, c)) {
+		free(e->id);
+		return NULL;
+	}
+	c->ncalls++;
+	c->n_mode[mode]++;
+	if (mode == LF_MODE_PASS)
+		c->n_pending++;
+	return e;
+}
+
+/*
+ * Append under the case lock.  A failed append means the ledger can no
+ * longer be trusted to hold what follows, so the case fails closed.
+ */
+enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
+			size_t *len, struct lf_why *why)
+{
+	enum lf_err e = ledger_append(c->ledger, row, off, len, why);
+
+	if (e != LF_OK) {
+		c->state = CASE_FAILED;
+		snprintf(c->close_reason, sizeof(c->close_reason),
+			 "ledger append failed: %s", why ? why->msg : "");
+	}
+	return e;
+}
+
+enum lf_err case_create(int backing_fd, const unsigned char *host_key,
+			const char *name, const struct case_limits *lim,
+			struct lf_case **out, struct lf_why *why)
+{
+	struct lf_case *c = NULL;
+	char path[160];
+	json_t *row = NULL;
+	enum lf_err e;
+
+	if (!request_valid_id(name, strlen(name)))
+		return lf_fail(why, LF_BAD_NAME,
+			       "case name must be 1-128 characters of [A-Za-z0-9._:-], not . or ..");
+	c = case_alloc(name, lim);
+	if (!c)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	snprintf(path, sizeof(path), "cases/%s", name);
+	if (mkdirat(backing_fd, path, 0700) < 0) {
+		e = errno == EEXIST ? lf_fail(why, LF_EXISTS, "case %s exists", name)
+				    : lf_fail(why, LF_IO, "mkdir %s: %s", path,
+					      strerror(errno));
+		goto fail;
+	}
+	c->dirfd = openat(backing_fd, path,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->dirfd < 0 || fsync(backing_fd) < 0) {
+		e = lf_fail(why, LF_IO, "open %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (chain_random_hex(16, c->nonce) < 0) {
+		e = lf_fail(why, LF_IO, "no randomness for the case nonce");
+		goto fail;
+	}
+	chain_case_token(host_key, c->name, c->nonce, c->token);
+	if (case_write_meta(c) < 0) {
+		e = lf_fail(why, LF_IO, "write case.json: %s", strerror(errno));
+		goto fail;
+	}
+	e = ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, true,
+			NULL, NULL, &c->ledger, why);
+	if (e != LF_OK)
+		goto fail;
+	row = json_pack("{s:s}", "phase", "case_opened");
+	e = row ? case_append(c, row, NULL, NULL, why)
+		: lf_fail(why, LF_NOMEM, "out of memory");
+	json_decref(row);
+	if (e != LF_OK)
+		goto fail;
+	*out = c;
+	return LF_OK;
+fail:
+	case_free(c);
+	return e;
+}
+
+void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1])
+{
+	pthread_mutex_lock(&c->lock);
+	memcpy(out, c->token, CHAIN_HEX_LEN + 1);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Parse the stored documents into policy/mocks (both may be absent). */
+enum lf_err case_load_docs(struct lf_case *c, struct lf_why *why)
+{
+	json_t *doc;
+	enum lf_err e = LF_OK;
+
+	if (c->policy_text) {
+		doc = doc_parse(c->policy_text, strlen(c->policy_text), why);
+		e = doc ? policy_load(doc, &c->policy, why) : LF_EINVAL_DOC;
+		json_decref(doc);
+		if (e != LF_OK)
+			return e;
+	}
+	if (c->mocks_text) {
+		doc = doc_parse(c->mocks_text, strlen(c->mocks_text), why);
+		e = doc ? mocks_load(doc, &c->mocks, why) : LF_EINVAL_DOC;
+		json_decref(doc);
+	}
+	return e;
+}
+
+/*
+ * Documents are taken whole: a malformed one leaves the previous one in
+ * force and the reason in status.  `which` is 0 for policy, 1 for mocks.
+ */
+static enum lf_err case_set_doc(struct lf_case *c, int which, const char *text,
+				size_t len, struct lf_why *why)
+{
+	json_t *doc = NULL;
+	struct policy *p = NULL;
+	struct mocks *m = NULL;
+	char *copy = NULL, *errbuf = which ? c->mocks_error : c->policy_error;
+	enum lf_err e;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
+		e = lf_fail(why, LF_CLOSED, "case is %s",
+			    case_state_name(c->state));
+		goto out;
+	}
+	if (c->state == CASE_REGISTERED) {
+		e = lf_fail(why, LF_FROZEN,
+			    "%s is frozen: the target has registered",
+			    which ? "mocks" : "policy");
+		goto out;
+	}
+	if (len > CASE_DOC_MAX || memchr(text, 0, len)) {
+		e = lf_fail(why, LF_EINVAL_DOC, "document too large or holds a NUL byte");
+		goto record;
+	}
+	doc = doc_parse(text, len, why);
+	if (!doc) {
+		e = LF_EINVAL_DOC;
+		goto record;
+	}
+	e = which ? mocks_load(doc, &m, why) : policy_load(doc, &p, why);
+	if (e != LF_OK)
+		goto record;
+	copy = strndup(text, len);
+	if (!copy) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto record;
+	}
+	if (which) {
+		free(c->mocks_text);
+		c->mocks_text = copy;
+		mocks_free(c->mocks);
+		c->mocks = m;
+		m = NULL;
+	} else {
+		free(c->policy_text);
+		c->policy_text = copy;
+		policy_free(c->policy);
+		c->policy = p;
+		p = NULL;
+		c->state = CASE_READY;
+	}
+	if (case_write_meta(c) < 0) {
+		e = lf_fail(why, LF_IO, "write case.json: %s", strerror(errno));
+		goto out;
+	}
+	errbuf[0] = '\0';
+	goto out;
+record:
+	snprintf(errbuf, 256, "%s", why ? why->msg : "invalid document");
+out:
+	pthread_mutex_unlock(&c->lock);
+	json_decref(doc);
+	policy_free(p);
+	mocks_free(m);
+	return e;
+}
+
+enum lf_err case_set_policy(struct lf_case *c, const char *text, size_t len,
+			    struct lf_why *why)
+{
+	return case_set_doc(c, 0, text, len, why);
+}
+
+enum lf_err case_set_mocks(struct lf_case *c, const char *text, size_t len,
+			   struct lf_why *why)
+{
+	return case_set_doc(c, 1, text, len, why);
+}
+
+static char *case_text_copy(struct lf_case *c, char *const *field)
+{
+	char *s;
+
+	pthread_mutex_lock(&c->lock);
+	s = strdup(*field ? *field : "");
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+char *case_policy_text(struct lf_case *c)
+{
+	return case_text_copy(c, &c->policy_text);
+}
+
+char *case_mocks_text(struct lf_case *c)
+{
+	return case_text_copy(c, &c->mocks_text);
+}

@@ -1,0 +1,128 @@
+/*
+ * case.h - one case: its lifecycle (DESIGN 4), its call index, and the
+ * call path that ties request parsing, policy, mocks and the ledger
+ * together.  Every function takes the case's own lock; no lock is global.
+ */
+#ifndef LF_CASE_H
+#define LF_CASE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "chain.h"
+#include "err.h"
+#include "ledger.h"
+
+struct lf_case;
+
+enum case_state {
+	CASE_OPENED,	 /* no valid policy yet */
+	CASE_READY,	 /* valid policy in; waiting for the target */
+	CASE_REGISTERED, /* the target registered; policy and mocks frozen */
+	CASE_CLOSED,
+	CASE_FAILED,
+};
+
+struct case_limits {
+	size_t max_line;	   /* request line bytes (default 1 MiB) */
+	unsigned long max_calls;   /* per case; past it calls are blocked */
+	unsigned long max_refused; /* refused rows kept per case */
+};
+
+#define CASE_MAX_CALLS_DEFAULT 100000UL
+#define CASE_MAX_REFUSED_DEFAULT 64UL
+#define CASE_DOC_MAX (16u * 1024 * 1024)
+
+/* The files of the target folder, for refusal rows and `error`. */
+enum case_input { CASE_IN_REQUEST, CASE_IN_RESULT, CASE_IN_REGISTER };
+
+/*
+ * Create case `name` under backing_fd (a folder holding cases/): its
+ * folder, case.json (with a fresh nonce) and a ledger whose row 1 is
+ * case_opened.  LF_BAD_NAME, LF_EXISTS, LF_IO.
+ */
+enum lf_err case_create(int backing_fd, const unsigned char *host_key,
+			const char *name, const struct case_limits *lim,
+			struct lf_case **out, struct lf_why *why);
+
+/*
+ * Load an existing case after a restart: case.json, then the ledger
+ * (verified with the key, torn tail cut and recorded), replaying its rows
+ * to rebuild state, call index, counters and scenario state.
+ */
+enum lf_err case_load(int backing_fd, const unsigned char *host_key,
+		      const char *name, const struct case_limits *lim,
+		      struct lf_case **out, struct lf_why *why);
+
+void case_free(struct lf_case *c);
+
+const char *case_name(const struct lf_case *c);
+enum case_state case_get_state(struct lf_case *c);
+const char *case_state_name(enum case_state s);
+
+/* Host side: documents (frozen from registration on).  LF_EINVAL_DOC,
+ * LF_FROZEN, LF_CLOSED.  The reason is also kept for `status`. */
+enum lf_err case_set_policy(struct lf_case *c, const char *text, size_t len,
+			    struct lf_why *why);
+enum lf_err case_set_mocks(struct lf_case *c, const char *text, size_t len,
+			   struct lf_why *why);
+/* The document text as written (malloc'd, may be ""), for reading back. */
+char *case_policy_text(struct lf_case *c);
+char *case_mocks_text(struct lf_case *c);
+/* The registration token (64 hex digits + NUL). */
+void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1]);
+
+/*
+ * Host commands, one per line: "turn", "close", "fail REASON".
+ */
+enum lf_err case_command(struct lf_case *c, const char *line, size_t len,
+			 struct lf_why *why);
+
+/*
+ * Target side.  Each takes one line (no newline).  On success of
+ * case_call, *reply is a malloc'd reply line ending in '\n'.  Each refusal
+ * returns its code, records a bounded `refused` (or
+ * `registration_refused`) row and sets the case's `error` text.  The
+ * return happens only after the row is durable.
+ */
+enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
+			  struct lf_why *why);
+enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
+		      char **reply, struct lf_why *why);
+enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
+			struct lf_why *why);
+/*
+ * Record a refusal decided outside the parsers (e.g. a line over the
+ * limit seen by the view before it was complete).  Returns code.
+ */
+enum lf_err case_refuse(struct lf_case *c, enum case_input in,
+			enum lf_err code, const char *reason,
+			const char *input, size_t input_len);
+
+/* Views: each returns a malloc'd NUL-terminated text, or NULL. */
+char *case_status_json(struct lf_case *c);
+char *case_latest_reply(struct lf_case *c);
+/* The last refusal: its reason and (in *code) its core code. */
+char *case_error_text(struct lf_case *c, enum lf_err *code);
+/* Reply for one call id; NULL (and LF_NOT_FOUND) when unknown. */
+char *case_reply_for(struct lf_case *c, const char *call_id);
+
+/* calls/: number of recorded calls, and the folder name of the i-th
+ * (0-based, attempt order) as "000001-c1". */
+size_t case_call_count(struct lf_case *c);
+int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size);
+/* calls/DIR/FILE with FILE in request, decision, result. malloc'd. */
+char *case_call_file(struct lf_case *c, const char *dirname,
+		     const char *file);
+
+/* Bytes of the ledger file now (for serving `ledger`), and a pread. */
+long long case_ledger_size(struct lf_case *c);
+long case_ledger_read(struct lf_case *c, char *buf, size_t size,
+		      long long off);
+void case_ledger_head(struct lf_case *c, struct ledger_head *out);
+
+/* Approximate heap bytes used by the case (for the memory benchmark). */
+size_t case_memory(struct lf_case *c);
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * case_call.c - the target's side of a case (DESIGN 3 and 5): register,
+ * call, result.  Each accepted line becomes a ledger row that is durable
+ * before the target learns anything; each refused line becomes a
+ * bounded `refused` row and the text of `error`.
+ */
+#include "case_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsoneq.h"
+#include "request.h"
+
+static const char *const input_names[] = {
+	[CASE_IN_REQUEST] = "request",
+	[CASE_IN_RESULT] = "result",
+	[CASE_IN_REGISTER] = "register",
+};
+
+/*
+ * The refusal path, under the case lock.  Rows are bounded per case so a
+ * flood cannot grow the host's disk; past the bound only the counter
+ * moves (it is reported in status and in case_closed).  The input is
+ * recorded by length and digest only: it is untrusted and may be huge.
+ */
+static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
+				      enum lf_err code, const char *reason,
+				      const char *input, size_t len,
+				      const char *call_id)
+{
+	char digest[CHAIN_HEX_LEN + 1];
+	json_t *row;
+	struct lf_why ignored;
+	bool registration = code == LF_BAD_TOKEN || code == LF_NOT_READY;
+
+	c->refused++;
+	c->error_code = code;
+	snprintf(c->error, sizeof(c->error), "%s: %s", input_names[in], reason);
+	if (c->refused_rows >= c->lim.max_refused)
+		return code;
+	if (c->state == CASE_FAILED && c->close_reason[0] &&
+	    strncmp(c->close_reason, "ledger", 6) == 0)
+		return code; /* the ledger itself failed: nothing to append */
+	chain_sha256_hex(input ? input : "", input ? len : 0, digest);
+	row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "phase",
+			registration ? "registration_refused" : "refused",
+			"input", input_names[in], "refusal", lf_err_name(code),
+			"reason", reason, "input_bytes", (json_int_t)len,
+			"input_sha256", digest, "turn", (json_int_t)c->turn);
+	if (!row)
+		return code;
+	if (call_id)
+		json_object_set_new(row, "call_id", json_string(call_id));
+	if (ledger_append(c->ledger, row, NULL, NULL, &ignored) == LF_OK)
+		c->refused_rows++;
+	json_decref(row);
+	return code;
+}
+
+enum lf_err case_refuse(struct lf_case *c, enum case_input in,
+			enum lf_err code, const char *reason, const char *input,
+			size_t input_len)
+{
+	pthread_mutex_lock(&c->lock);
+	case_refuse_locked(c, in, code, reason, input, input_len, NULL);
+	pthread_mutex_unlock(&c->lock);
+	return code;
+}
+
+/* Refuse with why's text; keeps why for the caller. */
+static enum lf_err refuse_why(struct lf_case *c, enum case_input in,
+			      enum lf_err code, struct lf_why *why,
+			      const char *line, size_t len, const char *id)
+{
+	return case_refuse_locked(c, in, code, why->msg, line, len, id);
+}
+
+/* A closed case refuses everything the target writes (EPIPE). */
+static enum lf_err case_gate(struct lf_case *c, enum case_input in,
+			     const char *line, size_t len, struct lf_why *why)
+{
+	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
+		lf_fail(why, LF_CLOSED, "case %s is %s", c->name,
+			case_state_name(c->state));
+		return refuse_why(c, in, LF_CLOSED, why, line, len, NULL);
+	}
+	if (in != CASE_IN_REGISTER && c->state != CASE_REGISTERED) {
+		lf_fail(why, LF_UNREGISTERED,
+			"the target has not registered with case %s", c->name);
+		return refuse_why(c, in, LF_UNREGISTERED, why, line, len, NULL);
+	}
+	return LF_OK;
+}
+
+static void digest_of(const char *text, char out[CHAIN_HEX_LEN + 1])
+{
+	chain_sha256_hex(text ? text : "", text ? strlen(text) : 0, out);
+}
+
+enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
+			  struct lf_why *why)
+{
+	struct request_register reg;
+	enum lf_err e;
+	json_t *row;
+	char pd[CHAIN_HEX_LEN + 1], md[CHAIN_HEX_LEN + 1];
+	bool id_ok, token_ok;
+
+	pthread_mutex_lock(&c->lock);
+	e = case_gate(c, CASE_IN_REGISTER, line, len, why);
+	if (e != LF_OK)
+		goto out;
+	e = request_parse_register(line, len, c->lim.max_line, &reg, why);
+	if (e != LF_OK) {
+		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		goto out;
+	}
+	/* Both are compared always, so timing does not tell which was wrong. */
+	id_ok = chain_equal(reg.case_id, c->name);
+	token_ok = chain_equal(reg.token, c->token);
+	if (!id_ok || !token_ok) {
+		e = lf_fail(why, LF_BAD_TOKEN, "registration refused: %s",
+			    !id_ok ? "wrong case id" : "wrong token");
+		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		goto out;
+	}
+	if (c->state == CASE_REGISTERED)
+		goto out; /* an identical repeat: success, no row */
+	if (c->state != CASE_READY) {
+		e = lf_fail(why, LF_NOT_READY,
+			    "registration refused: case %s has no valid policy yet",
+			    c->name);
+		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		goto out;
+	}
+	digest_of(c->policy_text, pd);
+	digest_of(c->mocks_text, md);
+	row = json_pack("{s:s, s:s, s:s?}", "phase", "registered",
+			"policy_sha256", pd, "mocks_sha256",
+			c->mocks_text ? md : NULL);
+	if (!row) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	e = case_append(c, row, NULL, NULL, why);
+	json_decref(row);
+	if (e == LF_OK)
+		c->state = CASE_REGISTERED;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return e;
+}
+
+/*
+ * The reply a target reads: the decision's public fields, in the order
+ * DESIGN 5 shows them.  New malloc'd line ending in '\n'.
+ */
+char *case_reply_from_row(const json_t *row)
+{
+	static const char *const keys[] = {"call_id", "sequence", "mode",
+					   "matched", "reason"};
+	json_t *r = json_object();
+	const char *mode = json_string_value(json_object_get(row, "mode"));
+	char *s, *t;
+	size_t i, n;
+
+	if (!r)
+		return NULL;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(row, keys[i]);
+
+		if (v)
+			json_object_set(r, keys[i], v);
+	}
+	if (mode && strcmp(mode, "pass") != 0) {
+		json_object_set(r, "returned", json_object_get(row, "returned"));
+		json_object_set(r, "is_error", json_object_get(row, "is_error"));
+		json_object_set_new(r, "result_source",
+				    json_string("host_mediator"));
+		json_object_set_new(r, "result_authoritative", json_true());
+	}
+	s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(r);
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	t = realloc(s, n + 2);
+	if (!t) {
+		free(s);
+		return NULL;
+	}
+	t[n] = '\n';
+	t[n + 1] = '\0';
+	return t;
+}
+
+/* Fill the mode-specific evidence fields of a decision row. */
+static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
+			       json_t *row, int *mode, struct lf_why *why)
+{
+	struct policy_decision d;
+	struct mock_result mr;
+	enum lf_err e;
+
+	policy_decide(c->policy, rc->tool, &d);
+	*mode = (int)d.mode;
+	json_object_set_new(row, "mode", json_string(policy_mode_name(d.mode)));
+	json_object_set_new(row, "matched", json_string(d.matched));
+	json_object_set_new(row, "reason", json_string(d.reason));
+	json_object_set_new(row, "policy_rule",
+			    d.rule_index < 0 ? json_null()
+					     : json_integer(d.rule_index));
+	if (d.note)
+		json_object_set_new(row, "policy_note", json_string(d.note));
+	if (d.mode == LF_MODE_PASS) {
+		json_object_set_new(row, "returned", json_null());
+		json_object_set_new(row, "is_error", json_null());
+		json_object_set_new(row, "real_executed", json_null());
+		json_object_set_new(row, "execution_status",
+				    json_string("pending"));
+		json_object_set_new(row, "result_source",
+				    json_string("not_reported"));
+		json_object_set_new(row, "completion_status",
+				    json_string("pending"));
+		return LF_OK;
+	}
+	if (d.mode == LF_MODE_BLOCK) {
+		json_object_set_new(row, "returned",
+				    policy_block_payload(rc->tool));
+		json_object_set_new(row, "is_error", json_true());
+	} else {
+		e = mocks_resolve(c->mocks, c->mstate, c->name, rc->tool,
+				  rc->args, d.rule, &mr, why);
+		if (e != LF_OK)
+			return e;
+		json_object_set_new(row, "returned", mr.returned);
+		json_object_set_new(row, "is_error", json_boolean(mr.is_error));
+		json_object_set_new(row, "mock_source", json_string(mr.source));
+		json_object_set_new(row, "mock_rule",
+				    mr.mock_rule < 0 ? json_null()
+						     : json_integer(mr.mock_rule));
+		if (mr.step >= 0)
+			json_object_set_new(row, "mock_step",
+					    json_integer(mr.step));
+		if (mr.scenario) {
+			json_object_set_new(row, "scenario",
+					    json_string(mr.scenario));
+			json_object_set_new(row, "scenario_state",
+					    json_string(mr.scenario_state));
+		}
+	}
+	json_object_set_new(row, "real_executed", json_false());
+	json_object_set_new(row, "execution_status", json_string("not_executed"));
+	json_object_set_new(row, "result_source", json_string("host_mediator"));
+	json_object_set_new(row, "result_authoritative", json_true());
+	json_object_set_new(row, "completion_status", json_string("complete"));
+	return LF_OK;
+}
+
+/* Past the per-case limit: one block row, then only a counter. */
+static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
+			     json_t *row, bool *record)
+{
+	char reason[160];
+
+	c->over_limit++;
+	*record = c->over_limit == 1;
+	snprintf(reason, sizeof(reason),
+		 "blocked: per-case call limit of %lu calls reached",
+		 c->lim.max_calls);
+	json_object_set_new(row, "mode", json_string("block"));
+	json_object_set_new(row, "matched", json_string("<limit>"));
+	json_object_set_new(row, "reason", json_string(reason));
+	json_object_set_new(row, "over_limit", json_true());
+	json_object_set_new(row, "returned", policy_block_payload(rc->tool));
+	json_object_set_new(row, "is_error", json_true());
+	json_object_set_new(row, "real_executed", json_false());
+	json_object_set_new(row, "execution_status", json_string("not_executed"));
+	json_object_set_new(row, "result_source", json_string("host_mediator"));
+	json_object_set_new(row, "result_authoritative", json_true());
+	json_object_set_new(row, "completion_status", json_string("complete"));
+	if (!*record)
+		json_object_del(row, "sequence");
+	return case_reply_from_row(row);
+}
+
+enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
+		      char **reply, struct lf_why *why)
+{
+	struct request_call rc;
+	json_t *row = NULL;
+	long long off;
+	size_t rlen;
+	int mode;
+	bool record = true;
+	enum lf_err e;
+	uint32_t seq;
+
+	*reply = NULL;
+	pthread_mutex_lock(&c->lock);
+	e = case_gate(c, CASE_IN_REQUEST, line, len, why);
+	if (e != LF_OK)
+		goto unlock;
+	e = request_parse_call(line, len, c->lim.max_line, &rc, why);
+	if (e != LF_OK) {
+		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, NULL);
+		goto unlock;
+	}
+	/* Before any mock runs: a repeated id must not move a scenario. */
+	if (case_find_call(c, rc.call_id)) {
+		e = lf_fail(why, LF_DUPLICATE, "duplicate call id '%s'",
+			    rc.call_id);
+		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, rc.call_id);
+		goto out;
+	}
+	seq = (uint32_t)c->ncalls + 1;
+	row = json_pack("{s:s, s:I, s:s, s:s, s:O, s:s, s:I}", "phase",
+			"decision", "sequence", (json_int_t)seq, "call_id",
+			rc.call_id, "tool", rc.tool, "args", rc.args,
+			"decision_source", "host_mediator", "turn",
+			(json_int_t)c->turn);
+	if (!row) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	if (c->ncalls >= c->lim.max_calls) {
+		*reply = case_over_limit(c, &rc, row, &record);
+		mode = LF_MODE_BLOCK;
+		if (!record)
+			goto out; /* counted, not recorded, still answered */
+	} else {
+		e = case_decide(c, &rc, row, &mode, why);
+		if (e != LF_OK)
+			goto out;
+		*reply = case_reply_from_row(row);
+	}
+	if (!*reply) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	e = case_append(c, row, &off, &rlen, why);
+	if (e != LF_OK)
+		goto out;
+	if (!case_add_call(c, rc.call_id, seq, mode, off, rlen)) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	free(c->latest_reply);
+	c->latest_reply = strdup(*reply);
+out:
+	if (e != LF_OK) {
+		free(*reply);
+		*reply = NULL;
+	}
+	json_decref(row);
+	request_call_clear(&rc);
+unlock:
+	pthread_mutex_unlock(&c->lock);
+	return e;
+}
+
+/* An identical repeat of a recorded result is a no-op success. */
+static bool result_same(const json_t *row, const struct request_result *rr)
+{
+	return json_value_equal(json_object_get(row, "returned"),
+				rr->returned) &&
+	       json_is_true(json_object_get(row, "is_error")) == rr->is_error &&
+	       json_is_true(json_object_get(row, "real_executed")) ==
+		       rr->real_executed;
+}
+
+static enum lf_err case_result_locked(struct lf_case *c,
+				      const struct request_result *rr,
+				      const char *line, size_t len,
+				      struct lf_why *why)
+{
+	struct call_entry *e = case_find_call(c, rr->call_id);
+	json_t *row, *dec;
+	long long off;
+	size_t rlen;
+	enum lf_err err;
+
+	if (!e)
+		return lf_fail(why, LF_UNKNOWN_CALL, "no call with id '%s'",
+			       rr->call_id);
+	if (e->mode != LF_MODE_PASS)
+		return lf_fail(why, LF_NOT_PASS,
+			       "call '%s' was %s: its result comes from the host",
+			       rr->call_id,
+			       e->mode == LF_MODE_MOCK ? "mocked" : "blocked");
+	if (e->completion == CALL_MISSING)
+		return lf_fail(why, LF_NOT_PASS,
+			       "call '%s' was already marked missing",
+			       rr->call_id);
+	if (e->completion == CALL_COMPLETE) {
+		bool same;
+
+		row = ledger_read_row(c->ledger, e->res_off, e->res_len);
+		if (!row)
+			return lf_fail(why, LF_IO, "cannot read back call %s",
+				       e->id);
+		same = result_same(row, rr);
+		json_decref(row);
+		return same ? LF_OK
+			    : lf_fail(why, LF_CONFLICT,
+				      "call '%s' already has a different result",
+				      rr->call_id);
+	}
+	dec = ledger_read_row(c->ledger, e->dec_off, e->dec_len);
+	if (!dec)
+		return lf_fail(why, LF_IO, "cannot read back call %s", e->id);
+	row = json_pack(
+		"{s:s, s:I, s:s, s:O, s:O, s:b, s:b, s:s, s:s, s:b, s:s, s:s, s:I}",
+		"phase", "completion", "sequence", (json_int_t)e->seq,
+		"call_id", e->id, "tool", json_object_get(dec, "tool"),
+		"returned", rr->returned, "is_error", rr->is_error,
+		"real_executed", rr->real_executed, "execution_status",
+		rr->real_executed ? "executed" : "not_executed",
+		"result_source", "target_reported", "result_authoritative", 0,
+		"completion_status", "complete", "decision_source",
+		"host_mediator", "turn", (json_int_t)c->turn);
+	json_decref(dec);
+	if (!row)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	err = case_append(c, row, &off, &rlen, why);
+	json_decref(row);
+	if (err != LF_OK)
+		return err;
+	e->completion = CALL_COMPLETE;
+	e->res_off = off;
+	e->res_len = (uint32_t)rlen;
+	c->n_pending--;
+	c->n_complete++;
+	return LF_OK;
+}
+
+enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
+			struct lf_why *why)
+{
+	struct request_result rr;
+	enum lf_err e;
+
+	pthread_mutex_lock(&c->lock);
+	e = case_gate(c, CASE_IN_RESULT, line, len, why);
+	if (e != LF_OK)
+		goto unlock;
+	e = request_parse_result(line, len, c->lim.max_line, &rr, why);
+	if (e != LF_OK) {
+		refuse_why(c, CASE_IN_RESULT, e, why, line, len, NULL);
+		goto unlock;
+	}
+	e = case_result_locked(c, &rr, line, len, why);
+	if (e != LF_OK && e != LF_IO)
+		refuse_why(c, CASE_IN_RESULT, e, why, line, len, rr.call_id);
+	request_result_clear(&rr);
+unlock:
+	pthread_mutex_unlock(&c->lock);
+	return e;
+}

@@ -1,0 +1,76 @@
+/*
+ * case_int.h - the inside of a case, shared by case.c (lifecycle and
+ * views), case_call.c (the target's call path) and case_load.c (restart).
+ */
+#ifndef LF_CASE_INT_H
+#define LF_CASE_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "case.h"
+#include "mocks.h"
+#include "policy.h"
+#include "strmap.h"
+
+enum call_completion { CALL_PENDING, CALL_COMPLETE, CALL_MISSING };
+
+/*
+ * One recorded call.  Replies and files are read back from the ledger
+ * rows at dec_off/res_off, so an entry stays a few dozen bytes.
+ */
+struct call_entry {
+	char *id;
+	uint32_t seq;
+	uint8_t mode;	    /* enum lf_mode */
+	uint8_t completion; /* enum call_completion */
+	uint32_t dec_len, res_len;
+	long long dec_off, res_off; /* res_off < 0: no result row */
+};
+
+struct lf_case {
+	pthread_mutex_t lock;
+	char name[129];
+	int dirfd; /* backing/cases/NAME */
+	struct case_limits lim;
+	enum case_state state;
+	char nonce[33];
+	char token[CHAIN_HEX_LEN + 1];
+
+	char *policy_text, *mocks_text; /* as written; NULL when none */
+	struct policy *policy;
+	struct mocks *mocks;
+	struct mocks_state *mstate;
+	char policy_error[256], mocks_error[256];
+
+	struct ledger *ledger;
+	struct call_entry *calls;
+	size_t ncalls, calls_cap;
+	struct strmap index;
+
+	unsigned long turn; /* the current turn, from 1 */
+	unsigned long n_mode[3];
+	unsigned long n_pending, n_missing, n_complete;
+	unsigned long refused, refused_rows, over_limit;
+	char *latest_reply;
+	enum lf_err error_code;
+	char error[320];
+	char close_reason[320];
+};
+
+/* case.c */
+int case_write_meta(struct lf_case *c);
+const char *case_call_key(void *ctx, uint32_t i);
+struct call_entry *case_find_call(struct lf_case *c, const char *id);
+struct call_entry *case_add_call(struct lf_case *c, const char *id,
+				 uint32_t seq, int mode, long long off,
+				 size_t len);
+enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
+			size_t *len, struct lf_why *why);
+enum lf_err case_load_docs(struct lf_case *c, struct lf_why *why);
+struct lf_case *case_alloc(const char *name, const struct case_limits *lim);
+
+/* case_call.c */
+char *case_reply_from_row(const json_t *row);
+
+#endif

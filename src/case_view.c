@@ -1,0 +1,196 @@
+/*
+ * case_view.c - what the view reads from a case: replies, the last
+ * refusal, the calls/ folders and the ledger bytes.  Old calls are read
+ * back from the ledger rather than kept in memory.
+ */
+#include "case_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *case_latest_reply(struct lf_case *c)
+{
+	char *s;
+
+	pthread_mutex_lock(&c->lock);
+	s = strdup(c->latest_reply ? c->latest_reply : "");
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+char *case_error_text(struct lf_case *c, enum lf_err *code)
+{
+	char *s;
+
+	pthread_mutex_lock(&c->lock);
+	s = strdup(c->error);
+	if (code)
+		*code = c->error_code;
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+char *case_reply_for(struct lf_case *c, const char *call_id)
+{
+	struct call_entry *e;
+	json_t *row = NULL;
+	char *s = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	e = case_find_call(c, call_id);
+	if (e)
+		row = ledger_read_row(c->ledger, e->dec_off, e->dec_len);
+	pthread_mutex_unlock(&c->lock);
+	if (row) {
+		s = case_reply_from_row(row);
+		json_decref(row);
+	}
+	return s;
+}
+
+size_t case_call_count(struct lf_case *c)
+{
+	size_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->ncalls;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&c->lock);
+	if (i < c->ncalls) {
+		snprintf(buf, size, "%06u-%s", c->calls[i].seq,
+			 c->calls[i].id);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+static char *case_pretty(json_t *v)
+{
+	char *s = v ? json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	char *t;
+	size_t n;
+
+	json_decref(v);
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	t = realloc(s, n + 2);
+	if (!t) {
+		free(s);
+		return NULL;
+	}
+	t[n] = '\n';
+	t[n + 1] = '\0';
+	return t;
+}
+
+/*
+ * calls/SEQ-ID/{request,decision,result}.  The folder name must match
+ * exactly, so a stale or forged sequence prefix finds nothing.
+ */
+char *case_call_file(struct lf_case *c, const char *dirname, const char *file)
+{
+	const char *dash = strchr(dirname, '-');
+	struct call_entry *e;
+	json_t *dec = NULL, *res = NULL, *v = NULL;
+	char want[160];
+	int mode = -1;
+
+	if (!dash)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	e = case_find_call(c, dash + 1);
+	if (e) {
+		snprintf(want, sizeof(want), "%06u-%s", e->seq, e->id);
+		if (strcmp(want, dirname) == 0) {
+			dec = ledger_read_row(c->ledger, e->dec_off,
+					      e->dec_len);
+			if (e->res_off >= 0)
+				res = ledger_read_row(c->ledger, e->res_off,
+						      e->res_len);
+			mode = e->mode;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!dec) {
+		json_decref(res);
+		return NULL;
+	}
+	if (strcmp(file, "request") == 0) {
+		v = json_pack("{s:O, s:O, s:O}", "call_id",
+			      json_object_get(dec, "call_id"), "tool",
+			      json_object_get(dec, "tool"), "args",
+			      json_object_get(dec, "args"));
+	} else if (strcmp(file, "decision") == 0) {
+		v = json_incref(dec);
+	} else if (strcmp(file, "result") == 0) {
+		if (res)
+			v = json_incref(res);
+		else if (mode != LF_MODE_PASS)
+			v = json_pack("{s:O, s:O, s:O, s:s, s:b}", "call_id",
+				      json_object_get(dec, "call_id"),
+				      "returned",
+				      json_object_get(dec, "returned"),
+				      "is_error",
+				      json_object_get(dec, "is_error"),
+				      "result_source", "host_mediator",
+				      "result_authoritative", 1);
+		else
+			v = json_pack("{s:O, s:s}", "call_id",
+				      json_object_get(dec, "call_id"),
+				      "completion_status", "pending");
+	}
+	json_decref(dec);
+	json_decref(res);
+	return v ? case_pretty(v) : NULL;
+}
+
+long long case_ledger_size(struct lf_case *c)
+{
+	struct stat st;
+	long long n = -1;
+
+	/* Under the lock, so the size never ends inside a row being written. */
+	pthread_mutex_lock(&c->lock);
+	if (fstat(ledger_fd(c->ledger), &st) == 0)
+		n = (long long)st.st_size;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+long case_ledger_read(struct lf_case *c, char *buf, size_t size, long long off)
+{
+	/* Appends only grow the file; a pread needs no lock. */
+	return (long)pread(ledger_fd(c->ledger), buf, size, off);
+}
+
+void case_ledger_head(struct lf_case *c, struct ledger_head *out)
+{
+	pthread_mutex_lock(&c->lock);
+	ledger_get_head(c->ledger, out);
+	pthread_mutex_unlock(&c->lock);
+}
+
+size_t case_memory(struct lf_case *c)
+{
+	size_t n, i;
+
+	pthread_mutex_lock(&c->lock);
+	n = sizeof(*c) + c->calls_cap * sizeof(struct call_entry) +
+	    c->index.cap * 2 * sizeof(uint32_t);
+	for (i = 0; i < c->ncalls; i++)
+		n += strlen(c->calls[i].id) + 1;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}

@@ -1,0 +1,27 @@
+/*
+ * ctl.h - the subcommands of ledgerctl, one file each (src/ctl_*.c).
+ * Each takes argv with argv[0] the subcommand's name and returns the
+ * process exit status; src/ledgerctl.c only dispatches.
+ */
+#ifndef LF_CTL_H
+#define LF_CTL_H
+
+#define CTL_DEFAULT_KEY "/etc/ledgerfs/host.key"
+#define CTL_DEFAULT_MOUNT "/run/ledgerfs"
+
+/* verify LEDGER [--key FILE] [--head ROWS:HEX]: 0 good, 1 bad, 2 usage/IO. */
+int ctl_verify_main(int argc, char **argv);
+/* validate POLICY [MOCKS]: 0 valid, 1 invalid, 2 usage/unreadable. */
+int ctl_validate_main(int argc, char **argv);
+
+/* evidence LEDGER [--turn N] [--key FILE]: 0 ok, 2 usage, 3 does not verify. */
+int ctl_evidence_main(int argc, char **argv);
+/* transcript LEDGER --target FILE [--turn N] [--key FILE]: 0/1/2/3. */
+int ctl_transcript_main(int argc, char **argv);
+/* check-target PID [--mount DIR] [--backing DIR] [--key FILE]: 0/1/2. */
+int ctl_check_target_main(int argc, char **argv);
+
+/* Mount-side commands (src/ctl_case.c); mount is the view's root. */
+int ctl_case_main(const char *mount, int argc, char **argv);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * jsoneq.c - JSON value equality (see jsoneq.h).  jansson's json_equal
+ * tells 2 from 2.0; the evidence gate and result repeats must not.
+ */
+#include "jsoneq.h"
+
+#include <string.h>
+
+bool json_value_equal(const json_t *a, const json_t *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b)
+		return false;
+	if (json_is_number(a) && json_is_number(b))
+		return json_number_value(a) == json_number_value(b) &&
+		       (!json_is_integer(a) || !json_is_integer(b) ||
+			json_integer_value(a) == json_integer_value(b));
+	if (json_typeof(a) != json_typeof(b))
+		return false;
+	switch (json_typeof(a)) {
+	case JSON_OBJECT: {
+		const char *k;
+		json_t *v;
+
+		if (json_object_size(a) != json_object_size(b))
+			return false;
+		json_object_foreach ((json_t *)a, k, v)
+			if (!json_value_equal(v, json_object_get(b, k)))
+				return false;
+		return true;
+	}
+	case JSON_ARRAY: {
+		size_t i, n = json_array_size(a);
+
+		if (n != json_array_size(b))
+			return false;
+		for (i = 0; i < n; i++)
+			if (!json_value_equal(json_array_get(a, i),
+					      json_array_get(b, i)))
+				return false;
+		return true;
+	}
+	case JSON_STRING:
+		return json_string_length(a) == json_string_length(b) &&
+		       memcmp(json_string_value(a), json_string_value(b),
+			      json_string_length(a)) == 0;
+	default: /* true, false, null: same type is equal */
+		return true;
+	}
+}

@@ -1,0 +1,234 @@
+/*
+ * registry.c - the cases of one daemon (see registry.h).
+ */
+#include "registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "strmap.h"
+
+struct registry {
+	pthread_rwlock_t lock;
+	int backing_fd;
+	unsigned char key[CHAIN_KEY_BYTES];
+	struct case_limits lim;
+	struct lf_case **cases;
+	size_t n, cap;
+	struct strmap index;
+};
+
+static const char *registry_key(void *ctx, uint32_t i)
+{
+	return case_name(((struct registry *)ctx)->cases[i]);
+}
+
+/* Under the write lock. */
+static int registry_add(struct registry *r, struct lf_case *c)
+{
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 64;
+		struct lf_case **n = realloc(r->cases, ncap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		r->cases = n;
+		r->cap = ncap;
+	}
+	r->cases[r->n] = c;
+	if (strmap_add(&r->index, case_name(c), (uint32_t)r->n, registry_key,
+		       r))
+		return -1;
+	r->n++;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static enum lf_err registry_load_all(struct registry *r,
+				     void (*warn)(const char *, const char *),
+				     struct lf_why *why)
+{
+	int fd = openat(r->backing_fd, "cases",
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	enum lf_err e = LF_OK;
+
+	if (fd < 0)
+		return lf_fail(why, LF_IO, "backing cases/: %s",
+			       strerror(errno));
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return lf_fail(why, LF_IO, "backing cases/: %s",
+			       strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			char **t = realloc(names, (cap = cap ? cap * 2 : 64) *
+							  sizeof(*t));
+			if (!t) {
+				e = lf_fail(why, LF_NOMEM, "out of memory");
+				goto out;
+			}
+			names = t;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			e = lf_fail(why, LF_NOMEM, "out of memory");
+			goto out;
+		}
+		n++;
+	}
+	/* A stable order for ls; creation order is not kept across restarts. */
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++) {
+		struct lf_case *c;
+		struct lf_why cwhy;
+
+		if (case_load(r->backing_fd, r->key, names[i], &r->lim, &c,
+			      &cwhy) != LF_OK) {
+			if (warn)
+				warn(names[i], cwhy.msg);
+			continue;
+		}
+		if (registry_add(r, c)) {
+			case_free(c);
+			e = lf_fail(why, LF_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return e;
+}
+
+enum lf_err registry_open(const char *backing_dir,
+			  const unsigned char key[CHAIN_KEY_BYTES],
+			  const struct case_limits *lim,
+			  void (*warn)(const char *, const char *),
+			  struct registry **out, struct lf_why *why)
+{
+	struct registry *r = calloc(1, sizeof(*r));
+	enum lf_err e;
+
+	if (!r)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	pthread_rwlock_init(&r->lock, NULL);
+	strmap_init(&r->index);
+	memcpy(r->key, key, CHAIN_KEY_BYTES);
+	r->lim = *lim;
+	r->backing_fd = open(backing_dir,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->backing_fd < 0) {
+		e = lf_fail(why, LF_IO, "backing folder %s: %s", backing_dir,
+			    strerror(errno));
+		goto fail;
+	}
+	if (mkdirat(r->backing_fd, "cases", 0700) < 0 && errno != EEXIST) {
+		e = lf_fail(why, LF_IO, "backing folder %s/cases: %s",
+			    backing_dir, strerror(errno));
+		goto fail;
+	}
+	e = registry_load_all(r, warn, why);
+	if (e != LF_OK)
+		goto fail;
+	*out = r;
+	return LF_OK;
+fail:
+	registry_free(r);
+	return e;
+}
+
+void registry_free(struct registry *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++)
+		case_free(r->cases[i]);
+	free(r->cases);
+	strmap_free(&r->index);
+	if (r->backing_fd >= 0)
+		close(r->backing_fd);
+	pthread_rwlock_destroy(&r->lock);
+	explicit_bzero(r->key, sizeof(r->key));
+	free(r);
+}
+
+struct lf_case *registry_get(struct registry *r, const char *name)
+{
+	struct lf_case *c = NULL;
+	long i;
+
+	pthread_rwlock_rdlock(&r->lock);
+	i = strmap_find(&r->index, name, registry_key, r);
+	if (i >= 0)
+		c = r->cases[i];
+	pthread_rwlock_unlock(&r->lock);
+	return c;
+}
+
+enum lf_err registry_create(struct registry *r, const char *name,
+			    struct lf_case **out, struct lf_why *why)
+{
+	struct lf_case *c;
+	enum lf_err e;
+
+	pthread_rwlock_wrlock(&r->lock);
+	if (strmap_find(&r->index, name, registry_key, r) >= 0) {
+		e = lf_fail(why, LF_EXISTS, "case %s exists", name);
+		goto out;
+	}
+	e = case_create(r->backing_fd, r->key, name, &r->lim, &c, why);
+	if (e != LF_OK)
+		goto out;
+	if (registry_add(r, c)) {
+		case_free(c);
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	*out = c;
+out:
+	pthread_rwlock_unlock(&r->lock);
+	return e;
+}
+
+size_t registry_count(struct registry *r)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&r->lock);
+	n = r->n;
+	pthread_rwlock_unlock(&r->lock);
+	return n;
+}
+
+struct lf_case *registry_at(struct registry *r, size_t i)
+{
+	struct lf_case *c = NULL;
+
+	pthread_rwlock_rdlock(&r->lock);
+	if (i < r->n)
+		c = r->cases[i];
+	pthread_rwlock_unlock(&r->lock);
+	return c;
+}

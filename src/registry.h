@@ -1,0 +1,37 @@
+/*
+ * registry.h - every case of one daemon, by name.  Read-mostly: lookups
+ * take a read lock, only creating a case takes the write lock, and no
+ * lock here is held while a case does its work.
+ */
+#ifndef LF_REGISTRY_H
+#define LF_REGISTRY_H
+
+#include <stddef.h>
+
+#include "case.h"
+#include "chain.h"
+#include "err.h"
+
+struct registry;
+
+/*
+ * Open the backing folder (cases/ is created when missing) and load every
+ * case in it, verifying each ledger.  A case whose ledger does not verify
+ * is not served; its name and reason are reported through warn().
+ */
+enum lf_err registry_open(const char *backing_dir,
+			  const unsigned char key[CHAIN_KEY_BYTES],
+			  const struct case_limits *lim,
+			  void (*warn)(const char *name, const char *reason),
+			  struct registry **out, struct lf_why *why);
+void registry_free(struct registry *r);
+
+/* Borrowed: cases live as long as the registry. NULL when unknown. */
+struct lf_case *registry_get(struct registry *r, const char *name);
+enum lf_err registry_create(struct registry *r, const char *name,
+			    struct lf_case **out, struct lf_why *why);
+size_t registry_count(struct registry *r);
+/* The i-th case in creation/load order, or NULL. */
+struct lf_case *registry_at(struct registry *r, size_t i);
+
+#endif
