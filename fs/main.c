@@ -15,11 +15,13 @@
 #include "backing.h"
 #include "chain.h"
 #include "ops.h"
+#include <fuse_lowlevel.h> /* fuse_parse_cmdline */
 #include "registry.h"
 #include "request.h"
 
 #define DEFAULT_BACKING "/var/lib/ledgerfs"
 #define DEFAULT_KEY "/etc/ledgerfs/host.key"
+#define LFS_THREADS 256 /* worker threads unless -o max_threads says more */
 
 struct options {
 	char *backing;
@@ -28,17 +30,20 @@ struct options {
 	unsigned long max_line;
 	unsigned long max_calls;
 	unsigned long max_refused;
+	int max_threads_given;
 	int show_help;
 	int show_version;
 };
 
 #define OPT(t, p) {t, offsetof(struct options, p), 1}
+enum { KEY_MAX_THREADS = 1 };
 static const struct fuse_opt option_spec[] = {
 	OPT("--backing=%s", backing),
 	OPT("--key=%s", key),
 	OPT("--max-line=%lu", max_line),
 	OPT("--max-calls=%lu", max_calls),
 	OPT("--max-refused=%lu", max_refused),
+	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
 	OPT("-V", show_version),
@@ -52,6 +57,8 @@ static int opt_proc(void *data, const char *arg, int key,
 	struct options *o = data;
 
 	(void)outargs;
+	if (key == KEY_MAX_THREADS)
+		o->max_threads_given = 1; /* and kept for libfuse */
 	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint) {
 		o->mountpoint = strdup(arg);
 		return 1; /* keep it for libfuse too */
@@ -72,6 +79,55 @@ static void usage(const char *prog)
 	       "  -o OPTION         a libfuse mount option\n\n"
 	       "See ledgerfs(8).\n",
 	       prog);
+}
+
+/*
+ * Mount and run the loop.  fuse_main would do, but its thread pool is
+ * fixed at ten busy threads, and every call thread waits in fdatasync:
+ * concurrent cases need as many threads as there are cases calling.
+ */
+static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
+{
+	struct fuse_cmdline_opts opts;
+	struct fuse_loop_config *cfg = NULL;
+	struct fuse *fuse;
+	int rc = 1;
+
+	if (fuse_parse_cmdline(args, &opts) != 0)
+		return 2;
+	fuse = fuse_new(args, &lfs_ops, sizeof(lfs_ops), ctx);
+	if (!fuse)
+		goto out;
+	if (fuse_mount(fuse, opts.mountpoint) != 0)
+		goto out_destroy;
+	if (fuse_daemonize(opts.foreground) != 0 ||
+	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	if (opts.singlethread) {
+		rc = fuse_loop(fuse) ? 1 : 0;
+	} else {
+		cfg = fuse_loop_cfg_create();
+		if (!cfg)
+			goto out_signals;
+		fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
+		fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads);
+		/* libfuse 3.14 leaves max_threads at -1 when not given. */
+		fuse_loop_cfg_set_max_threads(cfg, opts.max_threads > 10 &&
+							   opts.max_threads <= 100000
+						   ? opts.max_threads
+						   : LFS_THREADS);
+		rc = fuse_loop_mt(fuse, cfg) ? 1 : 0;
+		fuse_loop_cfg_destroy(cfg);
+	}
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_destroy:
+	fuse_destroy(fuse);
+out:
+	free(opts.mountpoint);
+	return rc;
 }
 
 static void warn_case(const char *name, const char *reason)
@@ -137,7 +193,10 @@ int main(int argc, char *argv[])
 	/* Targets run as other users; modes are enforced by the kernel. */
 	fuse_opt_add_arg(&args, "-oallow_other,default_permissions");
 	fuse_opt_add_arg(&args, "-osubtype=ledgerfs,fsname=ledgerfs");
-	rc = fuse_main(args.argc, args.argv, &lfs_ops, &ctx);
+	/* Given explicitly: libfuse 3.14 warns about its own unset default. */
+	if (!o.max_threads_given)
+		fuse_opt_add_arg(&args, "-omax_threads=256");
+	rc = lfs_serve(&args, &ctx);
 	registry_free(ctx.reg);
 out:
 	fuse_opt_free_args(&args);

@@ -1,0 +1,333 @@
+/*
+ * ctl_case.c - ledgerctl's commands on a mounted view: open, wait, turn,
+ * close, fail, status, ls.  They use the view's files exactly as a shell
+ * user would (mkdir, write, read), so they show what the files promise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "cassette.h"
+#include "chain.h"
+#include "ctl.h"
+#include "doc.h"
+#include "mocks.h"
+#include "policy.h"
+#include "request.h"
+
+#define CTL_READ_MAX (64u * 1024 * 1024)
+
+/* Read a whole file of the view (bounded). malloc'd, NUL-terminated. */
+static char *ctl_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf = NULL, *t;
+	size_t len = 0, cap = 0;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 65536 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536 * 2;
+			if (cap > CTL_READ_MAX || !(t = realloc(buf, cap))) {
+				free(buf);
+				close(fd);
+				errno = EFBIG;
+				return NULL;
+			}
+			buf = t;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0) {
+				free(buf);
+				buf = NULL;
+			}
+			break;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+/* Write all of text to path; the close's errno counts too. 0 or errno. */
+static int ctl_write(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), err = 0;
+	size_t done = 0;
+
+	if (fd < 0)
+		return errno;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) < 0 && !err)
+		err = errno;
+	return err;
+}
+
+static json_t *ctl_status(const char *mount, const char *name)
+{
+	char path[4096], *text;
+	json_t *st;
+
+	snprintf(path, sizeof(path), "%s/cases/%s/status", mount, name);
+	text = ctl_read(path);
+	if (!text)
+		return NULL;
+	st = json_loads(text, 0, NULL);
+	free(text);
+	return st;
+}
+
+/*
+ * Read a policy or mocks file, inline its cassettes, check it here (so
+ * the error names the file), and return it as JSON text for the view.
+ */
+static char *ctl_prepare_doc(const char *file, int is_mocks)
+{
+	struct lf_why why = {{0}};
+	json_t *doc, *inl = NULL;
+	struct policy *p = NULL;
+	struct mocks *m = NULL;
+	char *text = NULL;
+
+	doc = doc_load_file(file, &why);
+	if (doc)
+		inl = cassette_inline(doc, file, &why);
+	if (inl && (is_mocks ? mocks_load(inl, &m, &why)
+			     : policy_load(inl, &p, &why)) == LF_OK)
+		text = json_dumps(inl, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!text)
+		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
+	policy_free(p);
+	mocks_free(m);
+	json_decref(doc);
+	json_decref(inl);
+	return text;
+}
+
+static int ctl_open(const char *mount, int argc, char **argv)
+{
+	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
+	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL;
+	FILE *out = stdout;
+	int i, err, rc = 1;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
+			policy = argv[++i];
+		else if (strcmp(argv[i], "--mocks") == 0 && i + 1 < argc)
+			mocks = argv[++i];
+		else if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc)
+			envf = argv[++i];
+		else if (!name && argv[i][0] != '-')
+			name = argv[i];
+		else
+			goto usage;
+	}
+	if (!name || !policy)
+		goto usage;
+	if (!request_valid_id(name, strlen(name))) {
+		fprintf(stderr, "ledgerctl: bad case name '%s': 1-128 characters of [A-Za-z0-9._:-]\n", name);
+		return 2;
+	}
+	ptext = ctl_prepare_doc(policy, 0);
+	if (!ptext)
+		goto out;
+	if (mocks && !(mtext = ctl_prepare_doc(mocks, 1)))
+		goto out;
+	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
+	if (mkdir(path, 0700) < 0) {
+		fprintf(stderr, "ledgerctl: open %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cases/%s/policy", mount, name);
+	if ((err = ctl_write(path, ptext, strlen(ptext)))) {
+		fprintf(stderr, "ledgerctl: %s: refused: %s\n", policy, strerror(err));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cases/%s/mocks", mount, name);
+	if (mtext && (err = ctl_write(path, mtext, strlen(mtext)))) {
+		fprintf(stderr, "ledgerctl: %s: refused: %s\n", mocks, strerror(err));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cases/%s/token", mount, name);
+	token = ctl_read(path);
+	if (!token || strlen(token) < CHAIN_HEX_LEN) {
+		fprintf(stderr, "ledgerctl: cannot read %s\n", path);
+		goto out;
+	}
+	token[CHAIN_HEX_LEN] = '\0';
+	if (envf) {
+		int fd = open(envf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+		out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!out) {
+			fprintf(stderr, "ledgerctl: %s: %s\n", envf, strerror(errno));
+			goto out;
+		}
+	}
+	fprintf(out, "LEDGERFS_CASE=%s\nLEDGERFS_TOKEN=%s\nLEDGERFS_DIR=/mediator\n",
+		name, token);
+	rc = (out != stdout ? fclose(out) : fflush(out)) ? 1 : 0;
+out:
+	free(ptext);
+	free(mtext);
+	free(token);
+	return rc;
+usage:
+	fprintf(stderr, "usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n");
+	return 2;
+}
+
+static int ctl_wait(const char *mount, int argc, char **argv)
+{
+	double timeout = 30, waited = 0;
+	const char *name = NULL;
+	char path[4096];
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+			timeout = atof(argv[++i]);
+		else if (!name)
+			name = argv[i];
+		else
+			name = NULL, i = argc;
+	}
+	if (!name || timeout < 0) {
+		fprintf(stderr, "usage: ledgerctl wait CASE [--timeout S]\n");
+		return 2;
+	}
+	for (;;) {
+		json_t *st = ctl_status(mount, name);
+		const char *state = st ? json_string_value(json_object_get(st, "state")) : NULL;
+		int done = -1;
+
+		if (!st) {
+			fprintf(stderr, "ledgerctl: wait %s: no such case under %s\n", name, mount);
+			return 1;
+		}
+		if (state && strcmp(state, "registered") == 0)
+			done = 0;
+		else if (state && (!strcmp(state, "closed") || !strcmp(state, "failed")))
+			done = 1;
+		json_decref(st);
+		if (done == 0) {
+			printf("%s: registered\n", name);
+			return 0;
+		}
+		if (done == 1) {
+			fprintf(stderr, "ledgerctl: wait %s: case is %s\n", name, state ? "closed or failed" : "?");
+			return 1;
+		}
+		if (waited >= timeout)
+			break;
+		usleep(20000);
+		waited += 0.02;
+	}
+	/* Startup fails closed: a target that never registered fails the case. */
+	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
+	ctl_write(path, "fail no registration\n", 21);
+	fprintf(stderr, "ledgerctl: wait %s: no registration within %.0f s; case failed\n",
+		name, timeout);
+	return 1;
+}
+
+static int ctl_command(const char *mount, const char *name, const char *cmd)
+{
+	char path[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
+	err = ctl_write(path, cmd, strlen(cmd));
+	if (err) {
+		fprintf(stderr, "ledgerctl: %s %s: %s\n", name, cmd, strerror(err));
+		return 1;
+	}
+	return 0;
+}
+
+static int ctl_ls(const char *mount)
+{
+	char path[4096];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "%s/cases", mount);
+	d = opendir(path);
+	if (!d) {
+		fprintf(stderr, "ledgerctl: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	while ((de = readdir(d))) {
+		json_t *st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		st = ctl_status(mount, de->d_name);
+		printf("%s\t%s\t%lld rows\n", de->d_name,
+		       st ? json_string_value(json_object_get(st, "state")) : "?",
+		       st ? (long long)json_integer_value(json_object_get(st, "rows")) : 0LL);
+		json_decref(st);
+	}
+	closedir(d);
+	return 0;
+}
+
+int ctl_case_main(const char *mount, int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	char path[4096], *text, line[4200];
+
+	if (strcmp(cmd, "open") == 0)
+		return ctl_open(mount, argc, argv);
+	if (strcmp(cmd, "wait") == 0)
+		return ctl_wait(mount, argc, argv);
+	if (strcmp(cmd, "ls") == 0 && argc == 1)
+		return ctl_ls(mount);
+	if ((strcmp(cmd, "turn") == 0 || strcmp(cmd, "close") == 0) && argc == 2) {
+		snprintf(line, sizeof(line), "%s\n", cmd);
+		return ctl_command(mount, argv[1], line);
+	}
+	if (strcmp(cmd, "fail") == 0 && argc == 3) {
+		snprintf(line, sizeof(line), "fail %s\n", argv[2]);
+		return ctl_command(mount, argv[1], line);
+	}
+	if (strcmp(cmd, "status") == 0 && argc == 2) {
+		snprintf(path, sizeof(path), "%s/cases/%s/status", mount, argv[1]);
+		text = ctl_read(path);
+		if (!text) {
+			fprintf(stderr, "ledgerctl: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		fputs(text, stdout);
+		free(text);
+		return 0;
+	}
+	fprintf(stderr, "ledgerctl: unknown command or wrong arguments: %s (see ledgerctl --help)\n", cmd);
+	return 2;
+}

@@ -1,0 +1,73 @@
+/*
+ * ledgerctl.c - the host CLI: global options, then one subcommand.
+ * Each subcommand lives in its own src/ctl_*.c; this only dispatches.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "ctl.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ledgerctl [--mount DIR] COMMAND ...\n"
+		"  open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n"
+		"  wait CASE [--timeout S]\n"
+		"  turn CASE | close CASE | fail CASE REASON\n"
+		"  status CASE | ls\n"
+		"  verify LEDGER [--key FILE] [--head ROWS:HEX]\n"
+		"  validate POLICY [MOCKS]\n"
+		"  evidence LEDGER [--turn N] [--key FILE]\n"
+		"  transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
+		"  check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
+		"The mount defaults to $LEDGERFS_MOUNT, else " CTL_DEFAULT_MOUNT
+		". See ledgerctl(1).\n");
+}
+
+static const struct {
+	const char *name;
+	int (*main)(int, char **);
+} commands[] = {
+	{"verify", ctl_verify_main},
+	{"validate", ctl_validate_main},
+	{"evidence", ctl_evidence_main},
+	{"transcript", ctl_transcript_main},
+	{"check-target", ctl_check_target_main},
+};
+
+int main(int argc, char **argv)
+{
+	const char *mount = getenv("LEDGERFS_MOUNT");
+	size_t i;
+	int a = 1;
+
+	if (!mount || !*mount)
+		mount = CTL_DEFAULT_MOUNT;
+	while (a < argc && argv[a][0] == '-') {
+		if (strcmp(argv[a], "--mount") == 0 && a + 1 < argc) {
+			mount = argv[a + 1];
+			a += 2;
+		} else if (strncmp(argv[a], "--mount=", 8) == 0) {
+			mount = argv[a] + 8;
+			a++;
+		} else if (strcmp(argv[a], "-h") == 0 ||
+			   strcmp(argv[a], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (a >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	chain_init();
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[a], commands[i].name) == 0)
+			return commands[i].main(argc - a, argv + a);
+	return ctl_case_main(mount, argc - a, argv + a);
+}
