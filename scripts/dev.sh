@@ -1,0 +1,74 @@
+#!/bin/bash
+# dev.sh - everything a fresh Debian machine needs, then one job:
+#   sudo scripts/dev.sh demo   install, build, run a real case end to end
+#   sudo scripts/dev.sh test   install, build, run every test (plain, then
+#                              ASan + UBSan), plus a short libFuzzer run
+# Builds go to build/plain and build/asan; the source tree stays clean.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+job=${1:-}
+case $job in demo | test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+[ "$(id -u)" -eq 0 ] || { echo "$0: run as root (it installs packages and mounts FUSE)" >&2; exit 2; }
+
+packages="build-essential autoconf automake libtool pkg-config fuse3 libfuse3-dev
+	libjansson-dev libgcrypt20-dev libyaml-dev libcriterion-dev bubblewrap
+	acl attr util-linux clang libclang-rt-14-dev clang-format"
+missing=$(dpkg-query -W -f='${Package} ${Status}\n' $packages 2>/dev/null |
+	awk '$NF != "installed" {print $1}'; for p in $packages; do
+	dpkg-query -W "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$missing" ]; then
+	echo "== installing: $(echo $missing | tr '\n' ' ')"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq $packages >/dev/null
+fi
+[ -e /dev/fuse ] || modprobe fuse
+
+cd "$top"
+[ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ] || autoreconf -fi >/dev/null
+
+build() { # build DIR CONFIGURE-ARGS...
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	(cd "$dir" && { [ -f Makefile ] || "$top/configure" -q "$@"; } && make -s -j"$(nproc)")
+}
+
+summary() { # summary LOGFILE LABEL: the plain closing line from automake's
+	local pass fail
+	pass=$(grep -cE '^(PASS|XFAIL):' "$1" || true)
+	fail=$(grep -cE '^(FAIL|XPASS|ERROR):' "$1" || true)
+	echo "$2: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+}
+
+if [ "$job" = demo ]; then
+	build build/plain --enable-werror
+	LEDGERFS_BUILD="$top/build/plain" exec "$top/examples/run-case.sh"
+fi
+
+echo "== style (clang-format, .clang-format)"
+clang-format --dry-run --Werror src/*.c src/*.h fs/*.c fs/*.h
+
+rc=0
+echo "== plain build: make check"
+build build/plain --enable-werror
+(cd build/plain && make -j2 check) 2>&1 | tee build/plain-check.log || rc=1
+summary build/plain-check.log "plain" || rc=1
+[ -f build/plain/test-suite.log ] && [ $rc -ne 0 ] && tail -n 80 build/plain/test-suite.log
+
+echo "== sanitizer build (ASan + UBSan): make check"
+build build/asan --enable-werror --enable-sanitizers
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build/asan && make -j2 check) 2>&1 | tee build/asan-check.log || rc=1
+summary build/asan-check.log "sanitized" || rc=1
+[ $rc -ne 0 ] && [ -f build/asan/test-suite.log ] && tail -n 80 build/asan/test-suite.log
+
+echo "== libFuzzer on the request parser (${FUZZ_SECONDS:-30} s)"
+(cd build/plain && make -s fuzz-request FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+
+total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
+total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)
+echo "tests: $total_pass passed, $total_fail failed"
+exit $rc

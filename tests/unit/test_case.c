@@ -1,0 +1,363 @@
+/*
+ * test_case.c - the case rules of DESIGN 3-5 held by the core alone, no
+ * mount: lifecycle, registration, duplicates, results, limits, turns,
+ * bounded refusals and restart.  The view adds only errno mapping.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "case.h"
+#include "chain.h"
+#include "request.h"
+
+static char dir[64];
+static int backing = -1;
+static unsigned char key[CHAIN_KEY_BYTES];
+
+static const char *policy =
+	"interactions:\n"
+	"  - {match: lookup_*, mode: pass, name: lookups}\n"
+	"  - {match: resume_line, mode: mock}\n"
+	"  - {match: send_message, mode: mock, mock: {status: sent}}\n"
+	"default: {mode: block}\n";
+static const char *mocks =
+	"version: 1\n"
+	"mocks:\n"
+	"  - tool: resume_line\n"
+	"    scenario: restore\n"
+	"    responses:\n"
+	"      - {response: {status: resumed}, sets_state: resumed}\n"
+	"      - {response: {status: already_active}}\n";
+
+static void setup(void)
+{
+	char sub[96];
+
+	chain_init();
+	snprintf(dir, sizeof(dir), "/tmp/lfcase.XXXXXX");
+	cr_assert(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/cases", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	backing = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert(backing >= 0);
+	memset(key, 7, sizeof(key));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	close(backing);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(case_rules, .init = setup, .fini = teardown);
+
+static struct case_limits lim(unsigned long calls, unsigned long refused)
+{
+	struct case_limits l = {0, calls, refused};
+	return l;
+}
+
+static struct lf_case *registered_case(const char *name, struct case_limits l)
+{
+	struct lf_case *c;
+	struct lf_why why;
+	char tok[CHAIN_HEX_LEN + 1], line[256];
+
+	cr_assert_eq(case_create(backing, key, name, &l, &c, &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_OK, "%s", why.msg);
+	case_token(c, tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"%s\",\"token\":\"%s\"}", name, tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK, "%s", why.msg);
+	return c;
+}
+
+static enum lf_err call(struct lf_case *c, const char *line, char **reply)
+{
+	struct lf_why why;
+	char *r = NULL;
+	enum lf_err e = case_call(c, line, strlen(line), &r, &why);
+
+	if (reply)
+		*reply = r;
+	else
+		free(r);
+	return e;
+}
+
+static enum lf_err result(struct lf_case *c, const char *line)
+{
+	struct lf_why why;
+
+	return case_result(c, line, strlen(line), &why);
+}
+
+static unsigned long long rows(struct lf_case *c)
+{
+	struct ledger_head h;
+
+	case_ledger_head(c, &h);
+	return h.rows;
+}
+
+Test(case_rules, request_before_registration_is_refused_and_recorded)
+{
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+
+	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"a\",\"tool\":\"lookup_x\"}", NULL), LF_UNREGISTERED);
+	cr_assert_eq(rows(c), 2); /* case_opened + refused */
+	case_free(c);
+}
+
+Test(case_rules, registration_with_wrong_token_or_case_id_is_refused)
+{
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+	char tok[CHAIN_HEX_LEN + 1], line[256];
+
+	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK);
+	case_token(c, tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"D\",\"token\":\"%s\"}", tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_BAD_TOKEN);
+	tok[0] = tok[0] == 'a' ? 'b' : 'a';
+	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}", tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_BAD_TOKEN);
+	cr_assert_eq(case_get_state(c), CASE_READY);
+	cr_assert_eq(rows(c), 3);
+	case_free(c);
+}
+
+Test(case_rules, registration_before_a_policy_is_refused)
+{
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+	char tok[CHAIN_HEX_LEN + 1], line[256];
+
+	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
+	case_token(c, tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}", tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_NOT_READY);
+	case_free(c);
+}
+
+Test(case_rules, repeat_of_a_correct_registration_succeeds_without_a_row)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct lf_why why;
+	char tok[CHAIN_HEX_LEN + 1], line[256];
+	unsigned long long before = rows(c);
+
+	case_token(c, tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}", tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK);
+	cr_assert_eq(rows(c), before);
+	case_free(c);
+}
+
+Test(case_rules, policy_is_frozen_after_registration)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct lf_why why;
+
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_FROZEN);
+	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_FROZEN);
+	case_free(c);
+}
+
+Test(case_rules, malformed_policy_is_refused_and_nothing_is_kept)
+{
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+	const char *bad = "interactions:\n  - {match: x, mode: maybe}\n";
+	char *st, *text;
+
+	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK);
+	cr_assert_eq(case_set_policy(c, bad, strlen(bad), &why), LF_EINVAL_DOC);
+	text = case_policy_text(c);
+	cr_assert_str_eq(text, policy);
+	st = case_status_json(c);
+	cr_assert(strstr(st, "maybe"), "status names the error: %s", st);
+	free(st);
+	free(text);
+	case_free(c);
+}
+
+Test(case_rules, duplicate_call_id_does_not_advance_scenario)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	char *r;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", &r), LF_OK);
+	cr_assert(strstr(r, "\"resumed\""), "%s", r);
+	free(r);
+	cr_assert_eq(call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", NULL), LF_DUPLICATE);
+	cr_assert_eq(call(c, "{\"call_id\":\"r2\",\"tool\":\"resume_line\"}", &r), LF_OK);
+	cr_assert(strstr(r, "already_active"), "%s", r);
+	cr_assert(strstr(r, "\"sequence\":2"), "the refused duplicate took no sequence: %s", r);
+	free(r);
+	case_free(c);
+}
+
+Test(case_rules, reply_shapes_follow_the_protocol)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	char *r;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"c1\",\"tool\":\"lookup_customer\",\"args\":{\"id\":42}}", &r), LF_OK);
+	cr_assert_str_eq(r, "{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"matched\":\"lookups\",\"reason\":\"allowed by mediation policy rule 'lookups'\"}\n");
+	free(r);
+	cr_assert_eq(call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r), LF_OK);
+	cr_assert_str_eq(r, "{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"matched\":\"<default>\",\"reason\":\"blocked by default mediation policy\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
+	free(r);
+	case_free(c);
+}
+
+Test(case_rules, result_rules_follow_the_errno_table)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	unsigned long long before;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"m\",\"tool\":\"send_message\"}", NULL), LF_OK);
+	cr_assert_eq(result(c, "{\"call_id\":\"nope\",\"returned\":1}"), LF_UNKNOWN_CALL);
+	cr_assert_eq(result(c, "{\"call_id\":\"m\",\"returned\":1}"), LF_NOT_PASS);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":2}}"), LF_OK);
+	before = rows(c);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":2.0}}"), LF_OK);
+	cr_assert_eq(rows(c), before, "an identical repeat adds no row");
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":3}}"), LF_CONFLICT);
+	cr_assert_eq(rows(c), before + 1, "a conflicting repeat is refused and recorded");
+	case_free(c);
+}
+
+Test(case_rules, result_after_turn_marked_it_missing_is_refused)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct lf_why why;
+	char *f;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(case_command(c, "turn", 4, &why), LF_OK, "%s", why.msg);
+	f = case_call_file(c, "000001-p", "result");
+	cr_assert(strstr(f, "\"completion_status\": \"missing\""), "%s", f);
+	free(f);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_NOT_PASS);
+	case_free(c);
+}
+
+Test(case_rules, closed_case_refuses_every_target_write)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct lf_why why;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(case_command(c, "close", 5, &why), LF_OK);
+	cr_assert_eq(case_get_state(c), CASE_CLOSED);
+	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL), LF_CLOSED);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_CLOSED);
+	cr_assert_eq(case_command(c, "turn", 4, &why), LF_CLOSED);
+	case_free(c);
+}
+
+Test(case_rules, call_limit_blocks_with_one_row_then_a_counter)
+{
+	struct lf_case *c = registered_case("C", lim(2, 0));
+	unsigned long long before;
+	char *r, *st;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"a\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"b\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	before = rows(c);
+	cr_assert_eq(call(c, "{\"call_id\":\"c\",\"tool\":\"lookup_x\"}", &r), LF_OK);
+	cr_assert(strstr(r, "\"mode\":\"block\""), "%s", r);
+	free(r);
+	cr_assert_eq(rows(c), before + 1);
+	cr_assert_eq(call(c, "{\"call_id\":\"d\",\"tool\":\"lookup_x\"}", &r), LF_OK);
+	cr_assert(strstr(r, "\"mode\":\"block\""), "%s", r);
+	free(r);
+	cr_assert_eq(rows(c), before + 1, "past the first, only a counter");
+	st = case_status_json(c);
+	cr_assert(strstr(st, "\"over_limit\": 2"), "%s", st);
+	free(st);
+	case_free(c);
+}
+
+Test(case_rules, refused_rows_are_bounded_per_case)
+{
+	struct lf_case *c = registered_case("C", lim(0, 3));
+	unsigned long long before = rows(c);
+	char *st;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		cr_assert_eq(call(c, "not json", NULL), LF_EINVAL_JSON);
+	cr_assert_eq(rows(c), before + 3);
+	st = case_status_json(c);
+	cr_assert(strstr(st, "\"refused\": 20"), "%s", st);
+	cr_assert(strstr(st, "\"refused_unrecorded\": 17"), "%s", st);
+	free(st);
+	case_free(c);
+}
+
+Test(case_rules, restart_resumes_state_index_and_scenario)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct case_limits l = lim(0, 0);
+	struct lf_why why;
+	char *r;
+
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", NULL), LF_OK);
+	case_free(c);
+	cr_assert_eq(case_load(backing, key, "C", &l, &c, &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(case_get_state(c), CASE_REGISTERED);
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_DUPLICATE);
+	cr_assert_eq(call(c, "{\"call_id\":\"r2\",\"tool\":\"resume_line\"}", &r), LF_OK);
+	cr_assert(strstr(r, "already_active"), "scenario continues: %s", r);
+	cr_assert(strstr(r, "\"sequence\":3"), "%s", r);
+	free(r);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_OK, "pending stays pending");
+	case_free(c);
+}
+
+Test(case_rules, restart_with_a_wrong_key_refuses_the_case)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct case_limits l = lim(0, 0);
+	struct lf_why why;
+	unsigned char other[CHAIN_KEY_BYTES];
+
+	case_free(c);
+	memset(other, 8, sizeof(other));
+	memset(&why, 0, sizeof(why));
+	cr_assert_eq(case_load(backing, other, "C", &l, &c, &why), LF_VERIFY, "got %d: %s", case_load(backing, other, "C", &l, &c, &why), why.msg);
+}
+
+Test(case_rules, bad_case_names_are_refused)
+{
+	static const char *const names[] = {"", ".", "..", "a/b", "a b", "x\n"};
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_assert_eq(case_create(backing, key, names[i], &l, &c, &why), LF_BAD_NAME, "%s", names[i]);
+}
