@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,6 +131,20 @@ out:
 	return rc;
 }
 
+/*
+ * Each open case holds two descriptors (its folder and its ledger), so
+ * thousands of cases need more than the usual soft limit of 1024.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static void warn_case(const char *name, const char *reason)
 {
 	fprintf(stderr, "ledgerfs: case %s not served: %s\n", name, reason);
@@ -169,6 +184,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	chain_init();
+	raise_fd_limit();
 	if (chain_load_host_key(o.key ? o.key : DEFAULT_KEY, key, &why) !=
 	    LF_OK) {
 		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);

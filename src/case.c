@@ -38,6 +38,7 @@ struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
 	pthread_mutex_init(&c->lock, NULL);
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->dirfd = -1;
+	c->backing_fd = -1;
 	c->lim = *lim;
 	if (!c->lim.max_line)
 		c->lim.max_line = REQUEST_MAX_LINE_DEFAULT;
@@ -102,9 +103,18 @@ enum case_state case_get_state(struct lf_case *c)
 int case_write_meta(struct lf_case *c)
 {
 	json_t *meta;
-	char *text = NULL;
-	int fd = -1, rc = -1;
+	char *text = NULL, path[160];
+	int fd = -1, rc = -1, dirfd = c->dirfd;
 	size_t len, done = 0;
+
+	/* A case keeps only its ledger open; its folder is opened when needed. */
+	if (dirfd < 0) {
+		snprintf(path, sizeof(path), "cases/%s", c->name);
+		dirfd = openat(c->backing_fd, path,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dirfd < 0)
+			return -1;
+	}
 
 	meta = json_pack("{s:s, s:s, s:s?, s:s?}", "case_id", c->name, "nonce",
 			 c->nonce, "policy", c->policy_text, "mocks",
@@ -116,7 +126,7 @@ int case_write_meta(struct lf_case *c)
 	if (!text)
 		return -1;
 	len = strlen(text);
-	fd = openat(c->dirfd, "case.json.tmp",
+	fd = openat(dirfd, "case.json.tmp",
 		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		goto out;
@@ -129,14 +139,16 @@ int case_write_meta(struct lf_case *c)
 	}
 	if (fdatasync(fd) < 0)
 		goto out;
-	if (renameat(c->dirfd, "case.json.tmp", c->dirfd, "case.json") < 0)
+	if (renameat(dirfd, "case.json.tmp", dirfd, "case.json") < 0)
 		goto out;
-	if (fsync(c->dirfd) < 0)
+	if (fsync(dirfd) < 0)
 		goto out;
 	rc = 0;
 out:
 	if (fd >= 0)
 		close(fd);
+	if (dirfd != c->dirfd)
+		close(dirfd);
 	free(text);
 	return rc;
 }
@@ -222,6 +234,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	c = case_alloc(name, lim);
 	if (!c)
 		return lf_fail(why, LF_NOMEM, "out of memory");
+	c->backing_fd = backing_fd;
 	snprintf(path, sizeof(path), "cases/%s", name);
 	if (mkdirat(backing_fd, path, 0700) < 0) {
 		e = errno == EEXIST ? lf_fail(why, LF_EXISTS, "case %s exists", name)
@@ -254,6 +267,8 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	json_decref(row);
 	if (e != LF_OK)
 		goto fail;
+	close(c->dirfd);
+	c->dirfd = -1;
 	*out = c;
 	return LF_OK;
 fail:

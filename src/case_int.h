@@ -31,7 +31,8 @@ struct call_entry {
 struct lf_case {
 	pthread_mutex_t lock;
 	char name[129];
-	int dirfd; /* backing/cases/NAME */
+	int backing_fd; /* borrowed: the registry's backing folder */
+	int dirfd;	/* backing/cases/NAME while loading, else -1 */
 	struct case_limits lim;
 	enum case_state state;
 	char nonce[33];

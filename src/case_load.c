@@ -22,7 +22,8 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why)
 	size_t len = 0;
 	json_t *meta = NULL;
 	json_error_t jerr;
-	const char *nonce, *policy = NULL, *mocks = NULL;
+	const char *nonce, *policy, *mocks;
+	json_t *pv = NULL, *mv = NULL;
 	enum lf_err e = LF_IO;
 	int fd;
 
@@ -49,14 +50,18 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why)
 		len += (size_t)n;
 	}
 	meta = text ? json_loadb(text, len, 0, &jerr) : NULL;
-	if (!meta || json_unpack(meta, "{s:s, s?s, s?s}", "nonce", &nonce,
-				 "policy", &policy, "mocks", &mocks) < 0 ||
-	    strlen(nonce) >= sizeof(c->nonce)) {
+	if (!meta || json_unpack(meta, "{s:s, s?o, s?o}", "nonce", &nonce,
+				 "policy", &pv, "mocks", &mv) < 0 ||
+	    strlen(nonce) >= sizeof(c->nonce) ||
+	    (pv && !json_is_string(pv) && !json_is_null(pv)) ||
+	    (mv && !json_is_string(mv) && !json_is_null(mv))) {
 		e = lf_fail(why, LF_VERIFY, "case %s: case.json is malformed",
 			    c->name);
 		goto out;
 	}
 	snprintf(c->nonce, sizeof(c->nonce), "%s", nonce);
+	policy = json_string_value(pv);
+	mocks = json_string_value(mv);
 	c->policy_text = policy ? strdup(policy) : NULL;
 	c->mocks_text = mocks ? strdup(mocks) : NULL;
 	e = LF_OK;
@@ -172,6 +177,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	c = case_alloc(name, lim);
 	if (!c)
 		return lf_fail(why, LF_NOMEM, "out of memory");
+	c->backing_fd = backing_fd;
 	snprintf(path, sizeof(path), "cases/%s", name);
 	c->dirfd = openat(backing_fd, path,
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -205,6 +211,8 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 			json_decref(row);
 		}
 	}
+	close(c->dirfd);
+	c->dirfd = -1;
 	if (c->state == CASE_REGISTERED && !c->policy) {
 		c->state = CASE_FAILED;
 		snprintf(c->close_reason, sizeof(c->close_reason),
