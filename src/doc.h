@@ -15,8 +15,9 @@
 #define DOC_MAX_NODES 1000000
 
 /*
- * Parse text[0..len) as JSON (when its first non-blank byte is '{' or '[')
- * or as a single YAML document (block or flow style).  YAML plain scalars
+ * Parse text[0..len) as JSON when it parses as JSON (its first non-blank
+ * byte is '{' or '['), else as a single YAML document (block or flow
+ * style: ASSERT files often write `{match: x}`).  YAML plain scalars
  * resolve by the YAML 1.2 core schema (null, true/false, integers,
  * floats; everything else a string); quoted scalars are strings.  Anchors
  * and aliases, tags other than the core ones, several documents, and

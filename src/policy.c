@@ -1,0 +1,366 @@
+/*
+ * policy.c - the mediation policy: load and validate a policy document,
+ * then decide pass, mock or block per tool name.  Immutable after load,
+ * so decide needs no lock and is shared by every thread of a case.
+ */
+#include "policy.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mocks.h"
+#include "mocks_json.h"
+
+struct prule {
+	const char *match;
+	const char *label; /* name when given, else match */
+	const char *note;
+	enum lf_mode mode;
+	const json_t *obj; /* borrowed from the policy's document */
+};
+
+struct policy {
+	json_t *doc;	 /* own reference */
+	json_t *def_obj; /* own reference: the default as an object, or NULL */
+	struct prule *rules;
+	size_t n;
+	struct prule def;
+};
+
+static const struct {
+	const char *spelling;
+	enum lf_mode mode;
+} mode_table[] = {
+	{"pass", LF_MODE_PASS},	       {"pass_through", LF_MODE_PASS},
+	{"passthrough", LF_MODE_PASS}, {"execute", LF_MODE_PASS},
+	{"audit", LF_MODE_PASS},       {"mock", LF_MODE_MOCK},
+	{"inline", LF_MODE_MOCK},      {"replay", LF_MODE_MOCK},
+	{"poison", LF_MODE_MOCK},      {"inject", LF_MODE_MOCK},
+	{"block", LF_MODE_BLOCK},      {"deny", LF_MODE_BLOCK},
+};
+
+bool policy_match_tool(const char *pattern, const char *tool)
+{
+	size_t pl, tl;
+
+	if (!pattern || !tool)
+		return false;
+	pl = strlen(pattern);
+	tl = strlen(tool);
+	if (!strcmp(pattern, "*"))
+		return true;
+	/* Patterns with a '*' elsewhere are refused at load; here literal. */
+	if (pl > 1 && pattern[pl - 1] == '*' && !strchr(pattern, '*')[1] &&
+	    pattern[0] != '*')
+		return tl >= pl - 1 && !strncmp(pattern, tool, pl - 1);
+	if (pl > 1 && pattern[0] == '*' && !strchr(pattern + 1, '*'))
+		return tl >= pl - 1 &&
+		       !strcmp(tool + tl - (pl - 1), pattern + 1);
+	return !strcmp(pattern, tool);
+}
+
+const char *policy_mode_name(enum lf_mode mode)
+{
+	switch (mode) {
+	case LF_MODE_PASS:
+		return "pass";
+	case LF_MODE_MOCK:
+		return "mock";
+	case LF_MODE_BLOCK:
+		return "block";
+	}
+	return "block";
+}
+
+int policy_parse_mode(const char *spelling, enum lf_mode *mode)
+{
+	size_t i, len;
+
+	if (!spelling)
+		return -1;
+	while (isspace((unsigned char)*spelling))
+		spelling++;
+	len = strlen(spelling);
+	while (len && isspace((unsigned char)spelling[len - 1]))
+		len--;
+	for (i = 0; i < sizeof(mode_table) / sizeof(mode_table[0]); i++) {
+		if (strlen(mode_table[i].spelling) == len &&
+		    !strncasecmp(mode_table[i].spelling, spelling, len)) {
+			*mode = mode_table[i].mode;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static bool in_list(const char *key, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(key, *list))
+			return true;
+	return false;
+}
+
+static const char *const rule_keys[] = {
+	"match",  "mode",   "name",	"note",	     "description", "mock",
+	"poison", "inject", "cassette", "overrides", NULL,
+};
+static const char *const default_keys[] = {
+	"mode",	  "note",     "description", "mock", "poison",
+	"inject", "cassette", "overrides",   NULL,
+};
+
+/* Optional string member; -1 when present and not a string. */
+static int opt_string(const json_t *obj, const char *key, const char **out)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return -1;
+	*out = json_string_value(v);
+	return 0;
+}
+
+/*
+ * Validate one interaction (or the default, where keys differs) and fill
+ * r.  at is "interactions[N]" or "default" for the reasons.
+ */
+static enum lf_err load_rule(const json_t *obj, const char *at, bool is_def,
+			     struct prule *r, struct lf_why *why)
+{
+	const char *const *keys = is_def ? default_keys : rule_keys;
+	const char *k, *mode = NULL, *problem, *desc;
+	const json_t *v;
+	json_t *applied;
+	int payloads = 0;
+
+	if (!json_is_object(obj))
+		return lf_fail(why, LF_EINVAL_DOC, "%s: must be a mapping", at);
+	json_object_foreach((json_t *)obj, k, v)
+	{
+		if (!strcmp(k, "cassette_file"))
+			return lf_fail(
+				why, LF_EINVAL_DOC,
+				"%s.cassette_file: cassette_file must be resolved by ledgerctl before loading",
+				at);
+		if (!in_list(k, keys))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s: unknown key '%.60s'", at, k);
+	}
+	if (!is_def) {
+		if (opt_string(obj, "match", &r->match) || !r->match ||
+		    !*r->match)
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s.match: required, a non-empty string",
+				       at);
+		problem = mocks_pattern_problem(r->match);
+		if (problem)
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s.match: %s: '%.60s'", at, problem,
+				       r->match);
+		if (opt_string(obj, "name", &r->label) ||
+		    (r->label && !*r->label))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s.name: must be a non-empty string",
+				       at);
+		if (!r->label)
+			r->label = r->match;
+	} else {
+		r->match = NULL;
+		r->label = "<default>";
+	}
+	if (opt_string(obj, "mode", &mode) || !mode)
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "%s.mode: required, a string", at);
+	if (policy_parse_mode(mode, &r->mode))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "%s.mode: unknown mode '%.60s'", at, mode);
+	if (opt_string(obj, "note", &r->note))
+		return lf_fail(why, LF_EINVAL_DOC, "%s.note: must be a string",
+			       at);
+	if (opt_string(obj, "description", &desc))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "%s.description: must be a string", at);
+	payloads = !!json_object_get(obj, "mock") +
+		   !!json_object_get(obj, "poison") +
+		   !!json_object_get(obj, "inject");
+	if (payloads > 1)
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "%s: at most one of mock, poison, inject", at);
+	v = json_object_get(obj, "overrides");
+	if (v) {
+		struct lf_why inner;
+
+		if (!json_object_get(obj, "cassette"))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s.overrides: only with a cassette",
+				       at);
+		/* Applied once here so a path that does not resolve is refused. */
+		applied = mocks_apply_overrides(
+			json_object_get(obj, "cassette"), v, &inner);
+		if (!applied)
+			return lf_fail(why, LF_EINVAL_DOC, "%s.%s", at,
+				       inner.msg);
+		json_decref(applied);
+	}
+	r->obj = obj;
+	return LF_OK;
+}
+
+static enum lf_err load_default(struct policy *p, const json_t *d,
+				struct lf_why *why)
+{
+	enum lf_err rc;
+
+	if (json_is_string(d)) {
+		/* A bare mode: the decision's rule is still an object. */
+		p->def_obj = json_pack("{s:O}", "mode", d);
+		if (!p->def_obj)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+	} else if (d && !json_is_null(d)) {
+		p->def_obj = json_incref((json_t *)d);
+	} else {
+		p->def.mode = LF_MODE_BLOCK;
+		p->def.label = "<default>";
+		return LF_OK;
+	}
+	rc = load_rule(p->def_obj, "default", true, &p->def, why);
+	return rc;
+}
+
+enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
+{
+	static const char *const top_keys[] = {
+		"interactions", "default",     "version",
+		"name",		"description", NULL,
+	};
+	struct policy *p = NULL;
+	const json_t *list, *v;
+	const char *k;
+	char at[48];
+	enum lf_err rc;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_object(doc))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "policy: the document must be a mapping");
+	json_object_foreach(doc, k, v)
+	{
+		if (!strcmp(k, "cassette_dir") || !strcmp(k, "cassette_file"))
+			return lf_fail(
+				why, LF_EINVAL_DOC,
+				"%s: %s must be resolved by ledgerctl before loading",
+				k, k);
+		if (!in_list(k, top_keys))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "unknown top-level key '%.60s'", k);
+	}
+	list = json_object_get(doc, "interactions");
+	if (list && !json_is_array(list) && !json_is_null(list))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "interactions: must be a list");
+	v = json_object_get(doc, "name");
+	if (v && !json_is_string(v))
+		return lf_fail(why, LF_EINVAL_DOC, "name: must be a string");
+	v = json_object_get(doc, "description");
+	if (v && !json_is_string(v))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "description: must be a string");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	p->n = json_array_size(list);
+	p->rules = calloc(p->n ? p->n : 1, sizeof(*p->rules));
+	if (!p->rules) {
+		rc = lf_fail(why, LF_NOMEM, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < p->n; i++) {
+		snprintf(at, sizeof(at), "interactions[%zu]", i);
+		rc = load_rule(json_array_get(list, i), at, false, &p->rules[i],
+			       why);
+		if (rc)
+			goto fail;
+	}
+	rc = load_default(p, json_object_get(doc, "default"), why);
+	if (rc)
+		goto fail;
+	p->doc = json_incref(doc);
+	*out = p;
+	return LF_OK;
+fail:
+	policy_free(p);
+	return rc;
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	json_decref(p->doc);
+	json_decref(p->def_obj);
+	free(p->rules);
+	free(p);
+}
+
+const json_t *policy_doc(const struct policy *p)
+{
+	return p ? p->doc : NULL;
+}
+
+void policy_decide(const struct policy *p, const char *tool,
+		   struct policy_decision *out)
+{
+	static const char *const verbs[] = {
+		[LF_MODE_PASS] = "allowed",
+		[LF_MODE_MOCK] = "mocked",
+		[LF_MODE_BLOCK] = "blocked",
+	};
+	const struct prule *r = NULL;
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++) {
+		if (policy_match_tool(p->rules[i].match, tool)) {
+			r = &p->rules[i];
+			break;
+		}
+	}
+	memset(out, 0, sizeof(*out));
+	if (r) {
+		out->mode = r->mode;
+		out->rule_index = (int)i;
+		out->matched = r->label;
+		out->note = r->note;
+		out->rule = r->obj;
+		snprintf(out->reason, sizeof(out->reason),
+			 "%s by mediation policy rule '%s'", verbs[r->mode],
+			 r->label);
+		return;
+	}
+	out->rule_index = -1;
+	out->matched = "<default>";
+	if (p && p->def_obj) {
+		out->mode = p->def.mode;
+		out->note = p->def.note;
+		out->rule = p->def_obj;
+	} else {
+		out->mode = LF_MODE_BLOCK;
+	}
+	snprintf(out->reason, sizeof(out->reason),
+		 "%s by default mediation policy", verbs[out->mode]);
+}
+
+json_t *policy_block_payload(const char *tool)
+{
+	return json_pack(
+		"{s:s, s:o}", "status", "blocked", "message",
+		json_sprintf("Tool %s was blocked by sandbox mediation policy.",
+			     tool ? tool : ""));
+}

@@ -1,0 +1,271 @@
+/*
+ * test_cassette.c - cassette_file resolution on the host (names confined
+ * to the cassette folder, no symbolic links) and `ledgerctl validate`.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cassette.h"
+#include "ctl.h"
+#include "doc.h"
+#include "mocks.h"
+#include "policy.h"
+
+static char tmp[64];
+
+/* A scratch folder: doc.yaml's home, with cassettes/ts.json and a link. */
+static void scratch(void)
+{
+	char p[128];
+	FILE *f;
+
+	strcpy(tmp, "/tmp/lf-cassette-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp));
+	snprintf(p, sizeof(p), "%s/cassettes", tmp);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/cassettes/ts.json", tmp);
+	f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fputs("{\"t\": [1, 2]}\n", f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/secret.json", tmp);
+	f = fopen(p, "w");
+	fputs("{\"secret\": 1}\n", f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/cassettes/link.json", tmp);
+	cr_assert_eq(symlink("../secret.json", p), 0);
+	snprintf(p, sizeof(p), "%s/linkdir", tmp);
+	cr_assert_eq(symlink("cassettes", p), 0);
+}
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	if (tmp[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+		cr_assert_eq(system(cmd), 0);
+	}
+}
+
+static json_t *inline_text(const char *text, struct lf_why *why)
+{
+	char path[128];
+	json_t *doc = doc_parse(text, strlen(text), why), *out;
+
+	cr_assert_not_null(doc, "%s", why->msg);
+	snprintf(path, sizeof(path), "%s/doc.yaml", tmp);
+	out = cassette_inline(doc, path, why);
+	json_decref(doc);
+	return out;
+}
+
+Test(cassette, cassette_file_is_inlined_from_the_document_folder)
+{
+	struct lf_why why = {{0}};
+	json_t *doc =
+		doc_load_file(TEST_DATA "/policy/with_file.policy.yaml", &why);
+	json_t *want =
+		doc_load_file(TEST_DATA "/policy/cassettes/invoice.json", &why);
+	json_t *out, *rule;
+	struct policy *p = NULL;
+
+	cr_assert_not_null(doc, "%s", why.msg);
+	out = cassette_inline(doc, TEST_DATA "/policy/with_file.policy.yaml",
+			      &why);
+	cr_assert_not_null(out, "%s", why.msg);
+	cr_assert_null(json_object_get(out, "cassette_dir"));
+	rule = json_array_get(json_object_get(out, "interactions"), 4);
+	cr_assert_null(json_object_get(rule, "cassette_file"));
+	cr_assert(json_equal(json_object_get(rule, "cassette"), want));
+	/* The input is left as it was. */
+	cr_assert_not_null(json_object_get(doc, "cassette_dir"));
+	cr_assert_eq(policy_load(out, &p, &why), LF_OK, "%s", why.msg);
+	policy_free(p);
+	json_decref(out);
+	json_decref(doc);
+	json_decref(want);
+}
+
+Test(cassette, mocks_rules_steps_and_default_are_inlined, .init = scratch,
+     .fini = cleanup)
+{
+	struct lf_why why = {{0}};
+	json_t *out = inline_text(
+		"cassette_dir: cassettes\nversion: 1\nmocks:\n"
+		"  - {tool: a, cassette_file: ts.json, overrides: [{path: t.1, value: 9}]}\n"
+		"  - {tool: b, responses: [{response: 1}, {cassette_file: ts.json}]}\n",
+		&why);
+	struct mocks *m = NULL;
+	char *s;
+
+	cr_assert_not_null(out, "%s", why.msg);
+	s = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
+	cr_assert_str_eq(
+		s,
+		"{\"mocks\":[{\"cassette\":{\"t\":[1,2]},\"overrides\":[{\"path\":\"t.1\",\"value\":9}],\"tool\":\"a\"},{\"responses\":[{\"response\":1},{\"cassette\":{\"t\":[1,2]}}],\"tool\":\"b\"}],\"version\":1}");
+	free(s);
+	cr_assert_eq(mocks_load(out, &m, &why), LF_OK, "%s", why.msg);
+	mocks_free(m);
+	json_decref(out);
+	out = inline_text("cassette_dir: cassettes\n"
+			  "default: {mode: replay, cassette_file: ts.json}\n",
+			  &why);
+	cr_assert_not_null(out, "%s", why.msg);
+	cr_assert_not_null(
+		json_object_get(json_object_get(out, "default"), "cassette"));
+	json_decref(out);
+}
+
+Test(cassette, names_with_dotdot_slash_or_nul_are_refused_naming_the_rule,
+     .init = scratch, .fini = cleanup)
+{
+	static const char *const names[] = {
+		"../secret.json",    "..",	    "a..b.json",
+		"cassettes/ts.json", "/etc/passwd", "",
+	};
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct lf_why why = {{0}};
+		json_t *doc, *out;
+
+		snprintf(
+			text, sizeof(text),
+			"{\"interactions\": [{\"match\": \"a\", \"mode\": \"mock\"}, "
+			"{\"match\": \"b\", \"mode\": \"replay\", \"cassette_file\": \"%s\"}]}",
+			names[i]);
+		doc = doc_parse(text, strlen(text), &why);
+		cr_assert_not_null(doc, "%s", why.msg);
+		out = cassette_inline(doc, TEST_DATA "/policy/doc.yaml", &why);
+		cr_assert_null(out, "accepted '%s'", names[i]);
+		cr_assert(!strncmp(why.msg,
+				   "interactions[1].cassette_file: ", 31),
+			  "%s", why.msg);
+		cr_assert(strstr(why.msg, "plain file name"), "%s", why.msg);
+		json_decref(doc);
+	}
+	{
+		/* A NUL inside the name (YAML and JSON text refuse it already). */
+		struct lf_why why = {{0}};
+		json_t *doc = json_pack("{s:[{s:s, s:s, s:o}]}", "interactions",
+					"match", "a", "mode", "replay",
+					"cassette_file",
+					json_stringn("ts.json\0x", 9));
+		json_t *out = cassette_inline(doc, TEST_DATA "/policy/doc.yaml",
+					      &why);
+
+		cr_assert_null(out);
+		cr_assert(strstr(why.msg, "interactions[0].cassette_file: "),
+			  "%s", why.msg);
+		json_decref(doc);
+	}
+}
+
+Test(cassette, symbolic_links_are_refused, .init = scratch, .fini = cleanup)
+{
+	struct lf_why why = {{0}};
+	json_t *out;
+
+	out = inline_text("cassette_dir: cassettes\nmocks:\n"
+			  "  - {tool: a, cassette_file: link.json}\n",
+			  &why);
+	cr_assert_null(out);
+	cr_assert_str_eq(
+		why.msg,
+		"mocks[0].cassette_file: 'link.json' is a symbolic link");
+	out = inline_text("cassette_dir: linkdir\nmocks:\n"
+			  "  - {tool: a, cassette_file: ts.json}\n",
+			  &why);
+	cr_assert_null(out);
+	cr_assert_str_eq(why.msg, "cassette_dir: 'linkdir' is a symbolic link");
+	out = inline_text("cassette_dir: cassettes/..\nmocks:\n"
+			  "  - {tool: a, cassette_file: ts.json}\n",
+			  &why);
+	cr_assert_null(out);
+	cr_assert(strstr(why.msg, "cassette_dir: "), "%s", why.msg);
+	/* Without cassette_dir the document's own folder is used. */
+	out = inline_text("mocks:\n  - {tool: a, cassette_file: secret.json}\n",
+			  &why);
+	cr_assert_not_null(out, "%s", why.msg);
+	json_decref(out);
+}
+
+Test(cassette, missing_or_malformed_cassettes_are_refused, .init = scratch,
+     .fini = cleanup)
+{
+	struct lf_why why = {{0}};
+	json_t *out;
+
+	out = inline_text("mocks:\n  - {tool: a, cassette_file: nope.json}\n",
+			  &why);
+	cr_assert_null(out);
+	cr_assert(strstr(why.msg,
+			 "mocks[0].cassette_file: cannot open 'nope.json'"),
+		  "%s", why.msg);
+	out = inline_text(
+		"mocks:\n  - {tool: a, cassette_file: x.json, cassette: 1}\n",
+		&why);
+	cr_assert_null(out);
+	cr_assert_str_eq(why.msg, "mocks[0]: both cassette and cassette_file");
+}
+
+/* ledgerctl validate, its output captured. */
+static int validate(const char *policy, const char *mocks)
+{
+	char *argv[] = {"validate", (char *)policy, (char *)mocks, NULL};
+	int rc = ctl_validate_main(mocks ? 3 : 2, argv);
+
+	fflush(stdout);
+	fflush(stderr);
+	return rc;
+}
+
+Test(validate, valid_documents_report_ok_and_uncovered_rules,
+     .init = cr_redirect_stdout)
+{
+	cr_assert_eq(validate(TEST_DATA "/policy/with_file.policy.yaml",
+			      TEST_DATA "/policy/telecom.mocks.yaml"),
+		     0);
+	cr_assert_stdout_eq_str(
+		TEST_DATA
+		"/policy/with_file.policy.yaml: ok, 9 rules\n" TEST_DATA
+		"/policy/telecom.mocks.yaml: ok, 7 rules\n" TEST_DATA
+		"/policy/with_file.policy.yaml: interactions[7] 'reset_password' (mode mock): no mock rule covers it; calls get the placeholder\n");
+}
+
+Test(validate, invalid_document_exits_1_naming_file_and_rule,
+     .init = cr_redirect_stderr, .fini = cleanup)
+{
+	char path[128], want[256];
+	FILE *f;
+
+	scratch();
+	snprintf(path, sizeof(path), "%s/bad.yaml", tmp);
+	f = fopen(path, "w");
+	fputs("interactions:\n  - {match: a, mode: maybe}\n", f);
+	fclose(f);
+	cr_assert_eq(validate(path, NULL), 1);
+	snprintf(want, sizeof(want),
+		 "%s: interactions[0].mode: unknown mode 'maybe'\n", path);
+	cr_assert_stderr_eq_str(want);
+}
+
+Test(validate, usage_and_unreadable_files_exit_2, .init = cr_redirect_stderr)
+{
+	char *argv[] = {"validate", NULL};
+
+	cr_assert_eq(ctl_validate_main(1, argv), 2);
+	cr_assert_eq(validate("/nonexistent/policy.yaml", NULL), 2);
+	cr_assert_eq(validate(TEST_DATA "/policy/telecom.policy.yaml",
+			      "/nonexistent/mocks.yaml"),
+		     2);
+}

@@ -1,0 +1,673 @@
+/*
+ * test_mocks.c - the mock library: `when` operators, rule precedence,
+ * scenarios and cursors, determinism, the fallback chain and coverage.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "doc.h"
+#include "mocks.h"
+#include "policy.h"
+
+static json_t *yaml(const char *text)
+{
+	struct lf_why why = {{0}};
+	json_t *v = doc_parse(text, strlen(text), &why);
+
+	cr_assert_not_null(v, "%s: %s", text, why.msg);
+	return v;
+}
+
+static struct mocks *load_text(const char *text)
+{
+	struct lf_why why = {{0}};
+	struct mocks *m = NULL;
+	json_t *doc = yaml(text);
+
+	cr_assert_eq(mocks_load(doc, &m, &why), LF_OK, "%s", why.msg);
+	json_decref(doc);
+	return m;
+}
+
+static void refused(const char *text, const char *want)
+{
+	struct lf_why why = {{0}};
+	struct mocks *m = NULL;
+	json_t *doc = yaml(text);
+
+	cr_assert_eq(mocks_load(doc, &m, &why), LF_EINVAL_DOC, "accepted: %s",
+		     text);
+	cr_assert_null(m);
+	cr_assert_str_eq(why.msg, want);
+	json_decref(doc);
+}
+
+/* Resolve tool with args (JSON text) and return the new result. */
+static struct mock_result resolve(const struct mocks *m, struct mocks_state *st,
+				  const char *case_id, const char *tool,
+				  const char *args, const json_t *rule)
+{
+	struct lf_why why = {{0}};
+	struct mock_result r;
+	json_t *a = json_loads(args, 0, NULL);
+
+	cr_assert_not_null(a, "%s", args);
+	cr_assert_eq(mocks_resolve(m, st, case_id, tool, a, rule, &r, &why),
+		     LF_OK, "%s", why.msg);
+	json_decref(a);
+	return r;
+}
+
+/* The compact, key-sorted text of r.returned; the result is released. */
+static char *returned_text(struct mock_result *r)
+{
+	char *s = json_dumps(r->returned,
+			     JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+
+	json_decref(r->returned);
+	r->returned = NULL;
+	return s;
+}
+
+static void expect(const struct mocks *m, struct mocks_state *st,
+		   const char *case_id, const char *tool, const char *args,
+		   const char *want)
+{
+	struct mock_result r = resolve(m, st, case_id, tool, args, NULL);
+	char *got = returned_text(&r);
+
+	cr_assert_str_eq(got, want, "%s %s", tool, args);
+	free(got);
+}
+
+/* Does a single `when` entry (YAML flow) fit args? */
+static bool fits(const char *when, const char *args)
+{
+	char text[512];
+	struct mocks *m;
+	struct mock_result r;
+	bool hit;
+
+	snprintf(text, sizeof(text),
+		 "version: 1\nmocks:\n  - tool: t\n    when: %s\n"
+		 "    response: hit\n",
+		 when);
+	m = load_text(text);
+	r = resolve(m, NULL, "c", "t", args, NULL);
+	hit = r.mock_rule == 0;
+	json_decref(r.returned);
+	mocks_free(m);
+	return hit;
+}
+
+Test(mocks, every_operator_fits_as_specified)
+{
+	static const struct {
+		const char *when, *args;
+		bool fits;
+	} t[] = {
+		{"{a: 5}", "{\"a\": 5}", true},
+		{"{a: 5}", "{\"a\": 6}", false},
+		{"{a: {eq: x}}", "{\"a\": \"x\"}", true},
+		{"{a: {eq: x}}", "{\"a\": \"y\"}", false},
+		{"{a: {ne: x}}", "{\"a\": \"y\"}", true},
+		{"{a: {ne: x}}", "{\"a\": \"x\"}", false},
+		{"{a: {not: x}}", "{\"a\": \"y\"}", true},
+		{"{a: {not: x}}", "{\"a\": \"x\"}", false},
+		{"{a: {gt: 100}}", "{\"a\": 150}", true},
+		{"{a: {gt: 100}}", "{\"a\": 100}", false},
+		{"{a: {gt: 100}}", "{\"a\": 100.5}", true},
+		{"{a: {gte: 100}}", "{\"a\": 100}", true},
+		{"{a: {gte: 100}}", "{\"a\": 99}", false},
+		{"{a: {ge: 1.5}}", "{\"a\": 1.5}", true},
+		{"{a: {lt: 0}}", "{\"a\": -1}", true},
+		{"{a: {lt: 0}}", "{\"a\": 0}", false},
+		{"{a: {lte: 0}}", "{\"a\": 0}", true},
+		{"{a: {le: 0}}", "{\"a\": 0.1}", false},
+		{"{a: {contains: ell}}", "{\"a\": \"hello\"}", true},
+		{"{a: {contains: xyz}}", "{\"a\": \"hello\"}", false},
+		{"{a: {contains: 2}}", "{\"a\": [1, 2.0, 3]}", true},
+		{"{a: {contains: 4}}", "{\"a\": [1, 2, 3]}", false},
+		{"{a: {contains: k}}", "{\"a\": {\"k\": 1}}", true},
+		{"{a: {contains: z}}", "{\"a\": {\"k\": 1}}", false},
+		{"{a: {contains: 1}}", "{\"a\": 1}", false},
+		{"{a: {regex: '^ab+c$'}}", "{\"a\": \"abbc\"}", true},
+		{"{a: {regex: 'b+'}}", "{\"a\": \"xxbxx\"}", true},
+		{"{a: {regex: '^b'}}", "{\"a\": \"ab\"}", false},
+		{"{a: {regex: '1'}}", "{\"a\": 1}", false},
+		{"{a: {in: [x, 2]}}", "{\"a\": 2.0}", true},
+		{"{a: {in: [x, 2]}}", "{\"a\": \"y\"}", false},
+		{"{a: {any: true}}", "{\"a\": null}", true},
+		{"{a: {any: true}}", "{\"b\": 1}", false},
+		{"{a: {absent: true}}", "{\"b\": 1}", true},
+		{"{a: {absent: true}}", "{\"a\": 1}", false},
+		{"{a: {absent: false}}", "{\"a\": 1}", true},
+		{"{a: {absent: false}}", "{}", false},
+		{"{a: {x: 1}}", "{\"a\": {\"x\": 1}}", true},
+		{"{a: {gt: 1, y: 2}}", "{\"a\": {\"gt\": 1, \"y\": 2}}", true},
+		{"{a: [1, {b: 2}]}", "{\"a\": [1.0, {\"b\": 2}]}", true},
+		{"{a: 1, b: 2}", "{\"a\": 1, \"b\": 3}", false},
+		{"{a: 1, b: 2}", "{\"a\": 1, \"b\": 2}", true},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_assert_eq(fits(t[i].when, t[i].args), t[i].fits,
+			     "when %s with %s", t[i].when, t[i].args);
+}
+
+Test(mocks, missing_argument_fails_every_operator_but_absent)
+{
+	static const char *const ops[] = {
+		"{a: 1}",	    "{a: null}",
+		"{a: {eq: null}}",  "{a: {ne: 1}}",
+		"{a: {not: 1}}",    "{a: {gt: 0}}",
+		"{a: {gte: 0}}",    "{a: {ge: 0}}",
+		"{a: {lt: 0}}",	    "{a: {lte: 0}}",
+		"{a: {le: 0}}",	    "{a: {contains: x}}",
+		"{a: {regex: ''}}", "{a: {in: [null]}}",
+		"{a: {any: true}}", "{a: {absent: false}}",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		cr_assert_not(fits(ops[i], "{\"b\": 1}"),
+			      "%s fit a missing arg", ops[i]);
+	cr_assert(fits("{a: {absent: true}}", "{\"b\": 1}"));
+}
+
+Test(mocks, non_number_argument_to_a_comparison_does_not_fit)
+{
+	cr_assert_not(fits("{a: {gt: 1}}", "{\"a\": \"5\"}"));
+	cr_assert_not(fits("{a: {lte: 1}}", "{\"a\": null}"));
+	cr_assert_not(fits("{a: {lt: 1}}", "{\"a\": false}"));
+	cr_assert_not(fits("{a: {ge: 1}}", "{\"a\": [2]}"));
+}
+
+Test(mocks, numbers_compare_by_value_two_equals_two_point_zero)
+{
+	cr_assert(fits("{a: 2}", "{\"a\": 2.0}"));
+	cr_assert(fits("{a: 2.0}", "{\"a\": 2}"));
+	cr_assert(fits("{a: {in: [2.0]}}", "{\"a\": 2}"));
+	cr_assert_not(fits("{a: 2}", "{\"a\": 2.5}"));
+}
+
+Test(mocks, true_does_not_equal_one)
+{
+	cr_assert_not(fits("{a: true}", "{\"a\": 1}"));
+	cr_assert_not(fits("{a: 1}", "{\"a\": true}"));
+	cr_assert_not(fits("{a: false}", "{\"a\": 0}"));
+	cr_assert_not(fits("{a: null}", "{\"a\": 0}"));
+	cr_assert(fits("{a: {ne: 1}}", "{\"a\": true}"));
+}
+
+Test(mocks, object_key_order_never_matters)
+{
+	cr_assert(fits("{a: {x: 1, y: [1, 2]}}",
+		       "{\"a\": {\"y\": [1, 2], \"x\": 1}}"));
+	cr_assert_not(fits("{a: {x: 1, y: [1, 2]}}",
+			   "{\"a\": {\"y\": [2, 1], \"x\": 1}}"));
+}
+
+Test(mocks, slash_keys_are_json_pointers_into_args)
+{
+	static const struct {
+		const char *when, *args;
+		bool fits;
+	} t[] = {
+		{"{/customer/id: 42}", "{\"customer\": {\"id\": 42}}", true},
+		{"{/customer/id: 42}", "{\"customer\": {\"id\": 41}}", false},
+		{"{/customer/id: 42}", "{\"customer\": 42}", false},
+		{"{/items/1/sku: b}",
+		 "{\"items\": [{\"sku\": \"a\"}, {\"sku\": \"b\"}]}", true},
+		{"{/items/01: 1}", "{\"items\": [0, 1]}", false},
+		{"{/items/-: 1}", "{\"items\": [1]}", false},
+		{"{/a~1b: 1}", "{\"a/b\": 1}", true},
+		{"{/m~0n: 1}", "{\"m~n\": 1}", true},
+		{"{/x: {absent: true}}", "{\"y\": 1}", true},
+		{"{/x/y: {gt: 1}}", "{\"x\": {\"y\": 2}}", true},
+		{"{/: 1}", "{\"\": 1}", true},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		cr_assert_eq(fits(t[i].when, t[i].args), t[i].fits,
+			     "when %s with %s", t[i].when, t[i].args);
+	refused("mocks:\n  - {tool: t, when: {/a~2: 1}, response: 1}\n",
+		"mocks[0].when./a~2: '~' must be followed by 0 or 1");
+}
+
+Test(mocks, operands_are_checked_at_load)
+{
+	refused("mocks:\n  - {tool: t, when: {a: {gt: x}}, response: 1}\n",
+		"mocks[0].when.a.gt: operand must be a number");
+	{
+		struct lf_why why = {{0}};
+		struct mocks *m = NULL;
+		json_t *doc = yaml("mocks:\n  - {tool: t, when: {a: {regex: "
+				   "'('}}, response: 1}\n");
+
+		cr_assert_eq(mocks_load(doc, &m, &why), LF_EINVAL_DOC);
+		cr_assert(
+			!strncmp(why.msg,
+				 "mocks[0].when.a.regex: invalid regex: ", 38),
+			"%s", why.msg);
+		json_decref(doc);
+	}
+	refused("mocks:\n  - {tool: t, when: {a: {in: x}}, response: 1}\n",
+		"mocks[0].when.a.in: operand must be a list");
+	refused("mocks:\n  - {tool: t, when: {a: {absent: 1}}, response: 1}\n",
+		"mocks[0].when.a.absent: operand must be true or false");
+	refused("mocks:\n  - {tool: t, when: {a: {gt: 1, lt: 5}}, response: 1}\n",
+		"mocks[0].when.a: one operator per entry");
+	refused("mocks:\n  - {tool: t, when: [a], response: 1}\n",
+		"mocks[0].when: must be a mapping");
+}
+
+Test(mocks, rule_shape_is_checked_at_load)
+{
+	refused("version: 2\nmocks: []\n", "version: must be 1");
+	refused("mocks:\n  - {tool: t, respones: 1}\n",
+		"mocks[0]: unknown key 'respones'");
+	refused("mocks:\n  - {tool: t, response: 1}\n  - {tool: u, response: 1, "
+		"error: 2}\n",
+		"mocks[1]: needs exactly one of response, error, responses, cassette");
+	refused("mocks:\n  - {tool: t}\n",
+		"mocks[0]: needs exactly one of response, error, responses, cassette");
+	refused("mocks:\n  - {response: 1}\n", "mocks[0].tool: required");
+	refused("mocks:\n  - {tool: 'a*b', response: 1}\n",
+		"mocks[0].tool: '*' is a wildcard only alone, at the start or at the end: 'a*b'");
+	refused("mocks:\n  - {tool: t, case_id: 'c**', response: 1}\n",
+		"mocks[0].case_id: only one '*' is allowed: 'c**'");
+	refused("mocks:\n  - {tool: t, when_state: s, response: 1}\n",
+		"mocks[0].when_state: requires a scenario");
+	refused("mocks:\n  - {tool: t, sets_state: s, response: 1}\n",
+		"mocks[0].sets_state: requires a scenario");
+	refused("mocks:\n  - {tool: t, responses: []}\n",
+		"mocks[0].responses: must be a non-empty list");
+	refused("mocks:\n  - {tool: t, responses: [{response: 1, sets_state: s}]}\n",
+		"mocks[0].responses[0].sets_state: requires a scenario");
+	refused("mocks:\n  - {tool: t, responses: [{response: 1, error: 1}]}\n",
+		"mocks[0].responses[0]: needs exactly one of response, error, cassette");
+	refused("mocks:\n  - {tool: t, responses: [{reply: 1}]}\n",
+		"mocks[0].responses[0]: unknown key 'reply'");
+	refused("mocks:\n  - {tool: t, response: 1, overrides: []}\n",
+		"mocks[0].overrides: only with a cassette");
+	refused("mocks:\n  - {tool: t, cassette: {a: 1}, overrides: [{path: b, value: 2}]}\n",
+		"mocks[0].overrides[0].path: 'b' does not resolve in the cassette");
+	refused("mocks:\n  - {tool: t, cassette_file: x.json}\n",
+		"mocks[0].cassette_file: cassette_file must be resolved by ledgerctl before loading");
+	refused("mocks: {}\n", "mocks: must be a list");
+	refused("mock: []\n", "unknown top-level key 'mock'");
+}
+
+Test(mocks, case_bound_beats_more_when_beats_file_order)
+{
+	struct mocks *m = load_text(
+		"version: 1\nmocks:\n"
+		"  - {tool: t, response: plain}\n"
+		"  - {tool: t, response: plain-later}\n"
+		"  - {tool: t, when: {a: 1}, response: one-when}\n"
+		"  - {tool: t, when: {a: 1, b: 2}, response: two-when}\n"
+		"  - {tool: t, case_id: case-vip, response: case-bound}\n");
+
+	expect(m, NULL, "case-vip", "t", "{\"a\": 1, \"b\": 2}",
+	       "\"case-bound\"");
+	expect(m, NULL, "case-x", "t", "{\"a\": 1, \"b\": 2}", "\"two-when\"");
+	expect(m, NULL, "case-x", "t", "{\"a\": 1}", "\"one-when\"");
+	expect(m, NULL, "case-x", "t", "{}", "\"plain\"");
+	mocks_free(m);
+}
+
+Test(mocks, case_id_is_a_pattern)
+{
+	struct mocks *m = load_text(
+		"mocks:\n"
+		"  - {tool: charge_card, case_id: 'case-fail*', error: {code: DECLINED}}\n"
+		"  - {tool: charge_card, response: {status: charged}}\n");
+	struct mock_result r;
+
+	r = resolve(m, NULL, "case-fail-7", "charge_card", "{}", NULL);
+	cr_assert(r.is_error);
+	cr_assert_eq(r.mock_rule, 0);
+	json_decref(r.returned);
+	r = resolve(m, NULL, "case-ok-1", "charge_card", "{}", NULL);
+	cr_assert_not(r.is_error);
+	cr_assert_eq(r.mock_rule, 1);
+	json_decref(r.returned);
+	r = resolve(m, NULL, NULL, "charge_card", "{}", NULL);
+	cr_assert_eq(r.mock_rule, 1);
+	json_decref(r.returned);
+	mocks_free(m);
+}
+
+static struct mocks *telecom(void)
+{
+	struct lf_why why = {{0}};
+	struct mocks *m = NULL;
+	json_t *doc =
+		doc_load_file(TEST_DATA "/policy/telecom.mocks.yaml", &why);
+
+	cr_assert_not_null(doc, "%s", why.msg);
+	cr_assert_eq(mocks_load(doc, &m, &why), LF_OK, "%s", why.msg);
+	json_decref(doc);
+	return m;
+}
+
+Test(mocks, scenario_cursor_advances_then_the_last_step_repeats)
+{
+	struct mocks *m = telecom();
+	struct mocks_state *st = mocks_state_new();
+	struct mock_result r;
+	char *s;
+	int i;
+
+	r = resolve(m, st, "c", "resume_line", "{}", NULL);
+	cr_assert_eq(r.step, 0);
+	cr_assert_str_eq(r.scenario, "restore");
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"status\":\"resumed\"}");
+	free(s);
+	for (i = 0; i < 3; i++) {
+		r = resolve(m, st, "c", "resume_line", "{}", NULL);
+		cr_assert_eq(r.step, 1);
+		s = returned_text(&r);
+		cr_assert_str_eq(s, "{\"status\":\"already_active\"}");
+		free(s);
+	}
+	mocks_state_free(st);
+	mocks_free(m);
+}
+
+Test(mocks, sets_state_applies_before_the_response_returns)
+{
+	struct mocks *m = telecom();
+	struct mocks_state *st = mocks_state_new();
+	struct mock_result r;
+
+	r = resolve(m, st, "c", "resume_line", "{}", NULL);
+	cr_assert_str_eq(r.scenario_state, "resumed");
+	json_decref(r.returned);
+	mocks_state_free(st);
+	mocks_free(m);
+}
+
+Test(mocks, when_state_gates_a_rule)
+{
+	struct mocks *m = telecom();
+	struct mocks_state *st = mocks_state_new();
+	struct mock_result r;
+
+	r = resolve(m, st, "c", "get_line_status", "{}", NULL);
+	cr_assert_eq(r.mock_rule, 5);
+	cr_assert_str_eq(r.scenario_state, "start");
+	json_decref(r.returned);
+	expect(m, st, "c", "get_line_status", "{}", "{\"suspended\":true}");
+	expect(m, st, "c", "resume_line", "{}", "{\"status\":\"resumed\"}");
+	expect(m, st, "c", "get_line_status", "{}", "{\"suspended\":false}");
+	/* Another case's state is its own. */
+	{
+		struct mocks_state *other = mocks_state_new();
+
+		expect(m, other, "d", "get_line_status", "{}",
+		       "{\"suspended\":true}");
+		mocks_state_free(other);
+	}
+	mocks_state_free(st);
+	mocks_free(m);
+}
+
+Test(mocks, steps_without_scenario_keep_a_cursor_per_rule_and_tool)
+{
+	struct mocks *m = load_text(
+		"mocks:\n  - tool: step_*\n    responses: [{response: 1}, "
+		"{response: 2}]\n  - tool: other\n    responses: [{response: "
+		"a}, {error: b}]\n");
+	struct mocks_state *st = mocks_state_new();
+	struct mock_result r;
+
+	expect(m, st, "c", "step_a", "{}", "1");
+	expect(m, st, "c", "step_a", "{}", "2");
+	expect(m, st, "c", "step_b", "{}", "1");
+	expect(m, st, "c", "other", "{}", "\"a\"");
+	r = resolve(m, st, "c", "other", "{}", NULL);
+	cr_assert(r.is_error);
+	cr_assert_null(r.scenario);
+	cr_assert_null(r.scenario_state);
+	json_decref(r.returned);
+	expect(m, st, "c", "step_a", "{}", "2");
+	expect(m, st, "c", "step_b", "{}", "2");
+	mocks_state_free(st);
+	mocks_free(m);
+}
+
+Test(mocks, replaying_the_same_calls_from_fresh_states_ends_equal)
+{
+	static const char *const calls[] = {
+		"get_line_status", "resume_line",     "apply_bill_credit",
+		"resume_line",	   "get_line_status", "charge_card",
+	};
+	static const char *const probes[] = {
+		"resume_line",
+		"get_line_status",
+		"resume_line",
+	};
+	struct mocks *m = telecom();
+	struct mocks_state *a = mocks_state_new(), *b = mocks_state_new();
+	struct mock_result ra, rb;
+	size_t i, n;
+
+	for (n = 0; n < 2; n++) {
+		struct mocks_state *st = n ? b : a;
+
+		for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+			ra = resolve(m, st, "c", calls[i], "{\"amount\": 5}",
+				     NULL);
+			json_decref(ra.returned);
+		}
+	}
+	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		ra = resolve(m, a, "c", probes[i], "{}", NULL);
+		rb = resolve(m, b, "c", probes[i], "{}", NULL);
+		cr_assert(json_equal(ra.returned, rb.returned));
+		cr_assert_eq(ra.step, rb.step);
+		cr_assert_eq(ra.mock_rule, rb.mock_rule);
+		cr_assert_str_eq(ra.scenario_state, rb.scenario_state);
+		json_decref(ra.returned);
+		json_decref(rb.returned);
+	}
+	mocks_state_free(a);
+	mocks_state_free(b);
+	mocks_free(m);
+}
+
+Test(mocks, fallback_is_policy_payload_then_cassette_then_placeholder)
+{
+	struct mocks *m =
+		load_text("mocks:\n  - {tool: covered, response: 1}\n");
+	json_t *inl = yaml("{match: x, mode: mock, poison: {status: sent}}");
+	json_t *cas = yaml("{match: x, mode: replay, cassette: {bills: [{d: "
+			   "plan}]}, overrides: [{path: bills.0.d, value: "
+			   "INJECTED}]}");
+	json_t *rep = yaml("{match: x, mode: replay, cassette: {a: 1}}");
+	json_t *none = yaml("{match: x, mode: mock}");
+	struct mock_result r;
+	char *s;
+
+	r = resolve(m, NULL, "c", "x", "{}", inl);
+	cr_assert_str_eq(r.source, "inline");
+	cr_assert_eq(r.mock_rule, -1);
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"status\":\"sent\"}");
+	free(s);
+	r = resolve(m, NULL, "c", "x", "{}", cas);
+	cr_assert_str_eq(r.source, "override");
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"bills\":[{\"d\":\"INJECTED\"}]}");
+	free(s);
+	r = resolve(m, NULL, "c", "x", "{}", rep);
+	cr_assert_str_eq(r.source, "replay");
+	json_decref(r.returned);
+	r = resolve(m, NULL, "c", "x", "{}", none);
+	cr_assert_str_eq(r.source, "placeholder");
+	cr_assert_not(r.is_error);
+	cr_assert_eq(r.mock_rule, -1);
+	cr_assert_eq(r.step, -1);
+	cr_assert_null(r.scenario);
+	s = returned_text(&r);
+	cr_assert_str_eq(
+		s,
+		"{\"note\":\"No mock payload configured for x; sandbox returned a placeholder.\",\"status\":\"ok\"}");
+	free(s);
+	/* No library and no policy rule at all: still the placeholder. */
+	r = resolve(NULL, NULL, "c", "y", "{}", NULL);
+	cr_assert_str_eq(r.source, "placeholder");
+	json_decref(r.returned);
+	/* A fitting mock rule beats the policy's own payload. */
+	r = resolve(m, NULL, "c", "covered", "{}", inl);
+	cr_assert_str_eq(r.source, "inline");
+	cr_assert_eq(r.mock_rule, 0);
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "1");
+	free(s);
+	json_decref(inl);
+	json_decref(cas);
+	json_decref(rep);
+	json_decref(none);
+	mocks_free(m);
+}
+
+Test(mocks, error_payload_is_an_error_still_mocked)
+{
+	struct mocks *m = telecom();
+	struct mock_result r;
+	char *s;
+
+	r = resolve(m, NULL, "c", "apply_bill_credit", "{\"amount\": 150}",
+		    NULL);
+	cr_assert(r.is_error);
+	cr_assert_str_eq(r.source, "inline");
+	cr_assert_eq(r.mock_rule, 0);
+	s = returned_text(&r);
+	cr_assert(strstr(s, "CREDIT_LIMIT_EXCEEDED"), "%s", s);
+	free(s);
+	r = resolve(m, NULL, "c", "apply_bill_credit", "{\"amount\": 50}",
+		    NULL);
+	cr_assert_not(r.is_error);
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"status\":\"credit_applied\"}");
+	free(s);
+	mocks_free(m);
+}
+
+Test(mocks, cassette_rules_report_replay_or_override)
+{
+	struct mocks *m = load_text(
+		"mocks:\n  - {tool: a, cassette: {x: [1, 2]}}\n"
+		"  - {tool: b, cassette: {x: [1, 2]}, overrides: [{path: x.1, "
+		"value: {y: z}}]}\n");
+	struct mock_result r;
+	char *s;
+
+	r = resolve(m, NULL, "c", "a", "{}", NULL);
+	cr_assert_str_eq(r.source, "replay");
+	json_decref(r.returned);
+	r = resolve(m, NULL, "c", "b", "{}", NULL);
+	cr_assert_str_eq(r.source, "override");
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"x\":[1,{\"y\":\"z\"}]}");
+	free(s);
+	mocks_free(m);
+}
+
+Test(mocks, overrides_change_a_copy_and_refuse_unresolved_paths)
+{
+	json_t *c = yaml("{bills: [{charges: [{description: plan}]}]}");
+	json_t *o = yaml("[{path: bills.0.charges.0.description, value: X}]");
+	json_t *bad = yaml("[{path: bills.1, value: X}]");
+	struct lf_why why = {{0}};
+	json_t *r = mocks_apply_overrides(c, o, &why);
+
+	cr_assert_not_null(r, "%s", why.msg);
+	cr_assert_str_eq(
+		json_string_value(json_object_get(
+			json_array_get(
+				json_object_get(
+					json_array_get(
+						json_object_get(r, "bills"), 0),
+					"charges"),
+				0),
+			"description")),
+		"X");
+	cr_assert_str_eq(
+		json_string_value(json_object_get(
+			json_array_get(
+				json_object_get(
+					json_array_get(
+						json_object_get(c, "bills"), 0),
+					"charges"),
+				0),
+			"description")),
+		"plan");
+	cr_assert_null(mocks_apply_overrides(c, bad, &why));
+	cr_assert_str_eq(
+		why.msg,
+		"overrides[0].path: 'bills.1' does not resolve in the cassette");
+	json_decref(r);
+	json_decref(c);
+	json_decref(o);
+	json_decref(bad);
+}
+
+Test(mocks, uncovered_lists_mock_rules_without_any_payload)
+{
+	struct lf_why why = {{0}};
+	json_t *pol =
+		doc_load_file(TEST_DATA "/policy/telecom.policy.yaml", &why);
+	struct mocks *m = telecom();
+	json_t *u = mocks_uncovered(pol, m);
+	char *s = json_dumps(u, JSON_COMPACT);
+
+	cr_assert_str_eq(s, "[\"interactions[7] 'reset_password'\"]");
+	free(s);
+	json_decref(u);
+	mocks_free(m);
+	json_decref(pol);
+}
+
+Test(mocks, wildcard_policy_match_is_covered_only_by_same_pattern_or_star)
+{
+	static const struct {
+		const char *tool;
+		bool covered;
+	} t[] = {
+		{"send_message", false}, {"send_*", true}, {"*", true},
+		{"*_message", false},	 {"other", false},
+	};
+	json_t *pol = yaml("interactions:\n  - {match: send_*, mode: mock}\n"
+			   "  - {match: fax, mode: inject}\n"
+			   "  - {match: p, mode: pass}\n");
+	char text[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct mocks *m;
+		json_t *u;
+
+		snprintf(text, sizeof(text),
+			 "mocks:\n  - {tool: '%s', response: 1}\n  - {tool: "
+			 "'f*', response: 1}\n",
+			 t[i].tool);
+		m = load_text(text);
+		u = mocks_uncovered(pol, m);
+		cr_assert_eq(json_array_size(u), t[i].covered ? 0u : 1u,
+			     "rule tool '%s'", t[i].tool);
+		if (!t[i].covered)
+			cr_assert_str_eq(
+				json_string_value(json_array_get(u, 0)),
+				"interactions[0] 'send_*'");
+		json_decref(u);
+		mocks_free(m);
+	}
+	json_decref(pol);
+}
