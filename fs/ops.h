@@ -4,7 +4,7 @@
 #ifndef LFS_OPS_H
 #define LFS_OPS_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 #include <fuse.h>
 
 #include "err.h"
