@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,11 +71,13 @@ void case_free(struct lf_case *c)
 		free(c->calls[i].id);
 	free(c->calls);
 	strmap_free(&c->index);
-	policy_free(c->policy);
-	mocks_free(c->mocks);
+	docshare_put(c->pdoc);
+	docshare_put(c->mdoc);
 	mocks_state_free(c->mstate);
-	free(c->policy_text);
-	free(c->mocks_text);
+	free(c->policy_error);
+	free(c->mocks_error);
+	free(c->error);
+	free(c->close_reason);
 	free(c->latest_reply);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -117,8 +120,8 @@ int case_write_meta(struct lf_case *c)
 	}
 
 	meta = json_pack("{s:s, s:s, s:s?, s:s?}", "case_id", c->name, "nonce",
-			 c->nonce, "policy", c->policy_text, "mocks",
-			 c->mocks_text);
+			 c->nonce, "policy", c->pdoc ? c->pdoc->text : NULL,
+			 "mocks", c->mdoc ? c->mdoc->text : NULL);
 	if (!meta)
 		return -1;
 	text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
@@ -213,8 +216,8 @@ enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 
 	if (e != LF_OK) {
 		c->state = CASE_FAILED;
-		snprintf(c->close_reason, sizeof(c->close_reason),
-			 "ledger append failed: %s", why ? why->msg : "");
+		case_set_str(&c->close_reason, "ledger append failed: %s",
+			     why ? why->msg : "");
 	}
 	return e;
 }
@@ -283,40 +286,50 @@ void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1])
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Parse the stored documents into policy/mocks (both may be absent). */
-enum lf_err case_load_docs(struct lf_case *c, struct lf_why *why)
+/* Load the stored documents (both may be absent). */
+enum lf_err case_load_docs(struct lf_case *c, const char *policy,
+			   const char *mocks, struct lf_why *why)
 {
-	json_t *doc;
 	enum lf_err e = LF_OK;
 
-	if (c->policy_text) {
-		doc = doc_parse(c->policy_text, strlen(c->policy_text), why);
-		e = doc ? policy_load(doc, &c->policy, why) : LF_EINVAL_DOC;
-		json_decref(doc);
-		if (e != LF_OK)
-			return e;
-	}
-	if (c->mocks_text) {
-		doc = doc_parse(c->mocks_text, strlen(c->mocks_text), why);
-		e = doc ? mocks_load(doc, &c->mocks, why) : LF_EINVAL_DOC;
-		json_decref(doc);
-	}
+	if (policy)
+		c->pdoc = docshare_get(DOC_POLICY, policy, strlen(policy), &e,
+				       why);
+	if (e == LF_OK && mocks)
+		c->mdoc = docshare_get(DOC_MOCKS, mocks, strlen(mocks), &e,
+				       why);
 	return e;
+}
+
+void case_set_str(char **field, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	free(*field);
+	*field = NULL;
+	if (!fmt)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0)
+		*field = s;
+	va_end(ap);
 }
 
 /*
  * Documents are taken whole: a malformed one leaves the previous one in
- * force and the reason in status.  `which` is 0 for policy, 1 for mocks.
+ * force and the reason in status.
  */
-static enum lf_err case_set_doc(struct lf_case *c, int which, const char *text,
-				size_t len, struct lf_why *why)
+static enum lf_err case_set_doc(struct lf_case *c, enum doc_kind kind,
+				const char *text, size_t len,
+				struct lf_why *why)
 {
-	json_t *doc = NULL;
-	struct policy *p = NULL;
-	struct mocks *m = NULL;
-	char *copy = NULL, *errbuf = which ? c->mocks_error : c->policy_error;
+	struct shared_doc *d = NULL, **slot;
+	char **errfield;
 	enum lf_err e;
 
+	slot = kind == DOC_MOCKS ? &c->mdoc : &c->pdoc;
+	errfield = kind == DOC_MOCKS ? &c->mocks_error : &c->policy_error;
 	pthread_mutex_lock(&c->lock);
 	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
 		e = lf_fail(why, LF_CLOSED, "case is %s",
@@ -326,84 +339,62 @@ static enum lf_err case_set_doc(struct lf_case *c, int which, const char *text,
 	if (c->state == CASE_REGISTERED) {
 		e = lf_fail(why, LF_FROZEN,
 			    "%s is frozen: the target has registered",
-			    which ? "mocks" : "policy");
+			    kind == DOC_MOCKS ? "mocks" : "policy");
 		goto out;
 	}
 	if (len > CASE_DOC_MAX || memchr(text, 0, len)) {
-		e = lf_fail(why, LF_EINVAL_DOC, "document too large or holds a NUL byte");
+		e = lf_fail(why, LF_EINVAL_DOC,
+			    "document too large or holds a NUL byte");
 		goto record;
 	}
-	doc = doc_parse(text, len, why);
-	if (!doc) {
-		e = LF_EINVAL_DOC;
+	d = docshare_get(kind, text, len, &e, why);
+	if (!d)
 		goto record;
-	}
-	e = which ? mocks_load(doc, &m, why) : policy_load(doc, &p, why);
-	if (e != LF_OK)
-		goto record;
-	copy = strndup(text, len);
-	if (!copy) {
-		e = lf_fail(why, LF_NOMEM, "out of memory");
-		goto record;
-	}
-	if (which) {
-		free(c->mocks_text);
-		c->mocks_text = copy;
-		mocks_free(c->mocks);
-		c->mocks = m;
-		m = NULL;
-	} else {
-		free(c->policy_text);
-		c->policy_text = copy;
-		policy_free(c->policy);
-		c->policy = p;
-		p = NULL;
+	docshare_put(*slot);
+	*slot = d;
+	if (kind == DOC_POLICY)
 		c->state = CASE_READY;
-	}
 	if (case_write_meta(c) < 0) {
 		e = lf_fail(why, LF_IO, "write case.json: %s", strerror(errno));
 		goto out;
 	}
-	errbuf[0] = '\0';
+	case_set_str(errfield, NULL);
 	goto out;
 record:
-	snprintf(errbuf, 256, "%s", why ? why->msg : "invalid document");
+	case_set_str(errfield, "%s", why ? why->msg : "invalid document");
 out:
 	pthread_mutex_unlock(&c->lock);
-	json_decref(doc);
-	policy_free(p);
-	mocks_free(m);
 	return e;
 }
 
 enum lf_err case_set_policy(struct lf_case *c, const char *text, size_t len,
 			    struct lf_why *why)
 {
-	return case_set_doc(c, 0, text, len, why);
+	return case_set_doc(c, DOC_POLICY, text, len, why);
 }
 
 enum lf_err case_set_mocks(struct lf_case *c, const char *text, size_t len,
 			   struct lf_why *why)
 {
-	return case_set_doc(c, 1, text, len, why);
+	return case_set_doc(c, DOC_MOCKS, text, len, why);
 }
 
-static char *case_text_copy(struct lf_case *c, char *const *field)
+static char *case_text_copy(struct lf_case *c, struct shared_doc *const *d)
 {
 	char *s;
 
 	pthread_mutex_lock(&c->lock);
-	s = strdup(*field ? *field : "");
+	s = strdup(*d ? (*d)->text : "");
 	pthread_mutex_unlock(&c->lock);
 	return s;
 }
 
 char *case_policy_text(struct lf_case *c)
 {
-	return case_text_copy(c, &c->policy_text);
+	return case_text_copy(c, &c->pdoc);
 }
 
 char *case_mocks_text(struct lf_case *c)
 {
-	return case_text_copy(c, &c->mocks_text);
+	return case_text_copy(c, &c->mdoc);
 }

@@ -37,10 +37,10 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 
 	c->refused++;
 	c->error_code = code;
-	snprintf(c->error, sizeof(c->error), "%s: %s", input_names[in], reason);
+	case_set_str(&c->error, "%s: %s", input_names[in], reason);
 	if (c->refused_rows >= c->lim.max_refused)
 		return code;
-	if (c->state == CASE_FAILED && c->close_reason[0] &&
+	if (c->state == CASE_FAILED && c->close_reason &&
 	    strncmp(c->close_reason, "ledger", 6) == 0)
 		return code; /* the ledger itself failed: nothing to append */
 	chain_sha256_hex(input ? input : "", input ? len : 0, digest);
@@ -135,11 +135,11 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
 		goto out;
 	}
-	digest_of(c->policy_text, pd);
-	digest_of(c->mocks_text, md);
+	digest_of(c->pdoc ? c->pdoc->text : NULL, pd);
+	digest_of(c->mdoc ? c->mdoc->text : NULL, md);
 	row = json_pack("{s:s, s:s, s:s?}", "phase", "registered",
 			"policy_sha256", pd, "mocks_sha256",
-			c->mocks_text ? md : NULL);
+			c->mdoc ? md : NULL);
 	if (!row) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
@@ -204,7 +204,7 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 	struct mock_result mr;
 	enum lf_err e;
 
-	policy_decide(c->policy, rc->tool, &d);
+	policy_decide(CASE_POLICY(c), rc->tool, &d);
 	*mode = (int)d.mode;
 	json_object_set_new(row, "mode", json_string(policy_mode_name(d.mode)));
 	json_object_set_new(row, "matched", json_string(d.matched));
@@ -231,7 +231,7 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 				    policy_block_payload(rc->tool));
 		json_object_set_new(row, "is_error", json_true());
 	} else {
-		e = mocks_resolve(c->mocks, c->mstate, c->name, rc->tool,
+		e = mocks_resolve(CASE_MOCKS(c), c->mstate, c->name, rc->tool,
 				  rc->args, d.rule, &mr, why);
 		if (e != LF_OK)
 			return e;

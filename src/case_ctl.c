@@ -118,8 +118,7 @@ static enum lf_err case_finish(struct lf_case *c, bool failed,
 	if (e != LF_OK)
 		return e;
 	c->state = failed ? CASE_FAILED : CASE_CLOSED;
-	snprintf(c->close_reason, sizeof(c->close_reason), "%s",
-		 failed ? reason : "");
+	case_set_str(&c->close_reason, failed ? "%s" : NULL, reason);
 	return LF_OK;
 }
 
@@ -172,9 +171,8 @@ char *case_status_json(struct lf_case *c)
 		       "rows", (json_int_t)h.rows, "head", h.head, "turn",
 		       (json_int_t)c->turn, "counts", case_counts(c),
 		       "pending", (json_int_t)c->n_pending, "policy_error",
-		       c->policy_error[0] ? c->policy_error : NULL,
-		       "mocks_error", c->mocks_error[0] ? c->mocks_error : NULL,
-		       "reason", c->close_reason[0] ? c->close_reason : NULL);
+		       c->policy_error, "mocks_error", c->mocks_error,
+		       "reason", c->close_reason);
 	pthread_mutex_unlock(&c->lock);
 	if (st) {
 		s = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "case.h"
+#include "docshare.h"
 #include "mocks.h"
 #include "policy.h"
 #include "strmap.h"
@@ -38,11 +39,10 @@ struct lf_case {
 	char nonce[33];
 	char token[CHAIN_HEX_LEN + 1];
 
-	char *policy_text, *mocks_text; /* as written; NULL when none */
-	struct policy *policy;
-	struct mocks *mocks;
+	struct shared_doc *pdoc, *mdoc; /* shared, loaded; NULL when none */
 	struct mocks_state *mstate;
-	char policy_error[256], mocks_error[256];
+	/* Reasons, allocated only when there is one: most cases never need. */
+	char *policy_error, *mocks_error;
 
 	struct ledger *ledger;
 	struct call_entry *calls;
@@ -55,11 +55,17 @@ struct lf_case {
 	unsigned long refused, refused_rows, over_limit;
 	char *latest_reply;
 	enum lf_err error_code;
-	char error[320];
-	char close_reason[320];
+	char *error;
+	char *close_reason;
 };
 
+#define CASE_POLICY(c) ((c)->pdoc ? (c)->pdoc->policy : NULL)
+#define CASE_MOCKS(c) ((c)->mdoc ? (c)->mdoc->mocks : NULL)
+#define CASE_STR(s) ((s) ? (s) : "")
+
 /* case.c */
+void case_set_str(char **field, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 int case_write_meta(struct lf_case *c);
 const char *case_call_key(void *ctx, uint32_t i);
 struct call_entry *case_find_call(struct lf_case *c, const char *id);
@@ -68,7 +74,8 @@ struct call_entry *case_add_call(struct lf_case *c, const char *id,
 				 size_t len);
 enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 			size_t *len, struct lf_why *why);
-enum lf_err case_load_docs(struct lf_case *c, struct lf_why *why);
+enum lf_err case_load_docs(struct lf_case *c, const char *policy,
+			   const char *mocks, struct lf_why *why);
 struct lf_case *case_alloc(const char *name, const struct case_limits *lim);
 
 /* case_call.c */

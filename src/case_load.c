@@ -16,7 +16,8 @@
 
 #include "request.h"
 
-static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why)
+static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
+				  struct lf_why *doc_why)
 {
 	char buf[4096], *text = NULL;
 	size_t len = 0;
@@ -62,8 +63,9 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why)
 	snprintf(c->nonce, sizeof(c->nonce), "%s", nonce);
 	policy = json_string_value(pv);
 	mocks = json_string_value(mv);
-	c->policy_text = policy ? strdup(policy) : NULL;
-	c->mocks_text = mocks ? strdup(mocks) : NULL;
+	/* Kept, but a case whose policy no longer loads cannot serve. */
+	if (case_load_docs(c, policy, mocks, doc_why) != LF_OK)
+		case_set_str(&c->policy_error, "%s", doc_why->msg);
 	e = LF_OK;
 out:
 	close(fd);
@@ -88,12 +90,12 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 		case_add_call(c, id, (uint32_t)c->ncalls + 1, mode, off, len);
 		return;
 	}
-	if (mode == LF_MODE_MOCK && c->policy) {
+	if (mode == LF_MODE_MOCK && CASE_POLICY(c)) {
 		struct policy_decision d;
 		struct mock_result mr;
 
-		policy_decide(c->policy, tool, &d);
-		if (mocks_resolve(c->mocks, c->mstate, c->name, tool,
+		policy_decide(CASE_POLICY(c), tool, &d);
+		if (mocks_resolve(CASE_MOCKS(c), c->mstate, c->name, tool,
 				  json_object_get(row, "args"), d.rule, &mr,
 				  &why) == LF_OK)
 			json_decref(mr.returned);
@@ -154,8 +156,7 @@ static int case_replay_row(void *ctx, const json_t *row, long long off,
 
 		c->state = st && strcmp(st, "failed") == 0 ? CASE_FAILED
 							   : CASE_CLOSED;
-		snprintf(c->close_reason, sizeof(c->close_reason), "%s",
-			 reason ? reason : "");
+		case_set_str(&c->close_reason, reason ? "%s" : NULL, reason);
 		/* Unrecorded refusals live on only in this counter. */
 		c->refused = c->refused_rows +
 			     (unsigned long)json_integer_value(json_object_get(
@@ -169,6 +170,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		      struct lf_case **out, struct lf_why *why)
 {
 	struct lf_case *c;
+	struct lf_why doc_why = {{0}};
 	char path[160];
 	enum lf_err e;
 
@@ -185,18 +187,12 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		e = lf_fail(why, LF_IO, "open %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	e = case_read_meta(c, why);
+	e = case_read_meta(c, why, &doc_why);
 	if (e != LF_OK)
 		goto fail;
 	chain_case_token(host_key, c->name, c->nonce, c->token);
-	e = case_load_docs(c, why);
-	if (e != LF_OK) {
-		/* Kept, but a case whose policy no longer loads cannot serve. */
-		snprintf(c->policy_error, sizeof(c->policy_error), "%s",
-			 why->msg);
-	} else if (c->policy) {
+	if (CASE_POLICY(c))
 		c->state = CASE_READY;
-	}
 	e = ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, false,
 			case_replay_row, c, &c->ledger, why);
 	if (e != LF_OK)
@@ -213,10 +209,10 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	}
 	close(c->dirfd);
 	c->dirfd = -1;
-	if (c->state == CASE_REGISTERED && !c->policy) {
+	if (c->state == CASE_REGISTERED && !CASE_POLICY(c)) {
 		c->state = CASE_FAILED;
-		snprintf(c->close_reason, sizeof(c->close_reason),
-			 "policy no longer loads: %s", c->policy_error);
+		case_set_str(&c->close_reason, "policy no longer loads: %s",
+			     CASE_STR(c->policy_error));
 	}
 	*out = c;
 	return LF_OK;

@@ -26,7 +26,7 @@ char *case_error_text(struct lf_case *c, enum lf_err *code)
 	char *s;
 
 	pthread_mutex_lock(&c->lock);
-	s = strdup(c->error);
+	s = strdup(CASE_STR(c->error));
 	if (code)
 		*code = c->error_code;
 	pthread_mutex_unlock(&c->lock);

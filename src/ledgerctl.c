@@ -65,6 +65,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* Subcommands that take --mount themselves default to the global one. */
+	setenv("LEDGERFS_MOUNT", mount, 1);
 	chain_init();
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[a], commands[i].name) == 0)

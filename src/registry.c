@@ -95,7 +95,8 @@ static enum lf_err registry_load_all(struct registry *r,
 		n++;
 	}
 	/* A stable order for ls; creation order is not kept across restarts. */
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
 	for (i = 0; i < n; i++) {
 		struct lf_case *c;
 		struct lf_why cwhy;
