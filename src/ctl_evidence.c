@@ -1,0 +1,516 @@
+/*
+ * ctl_evidence.c - `ledgerctl evidence` and `ledgerctl transcript`
+ * (DESIGN 8): verify the ledger first (against the daemon for a mounted
+ * case, with the host key otherwise), then fold it into host evidence and,
+ * for a transcript, run the gate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "evidence.h"
+#include "ledger.h"
+#include "transcript.h"
+
+#define EV_USAGE "usage: ledgerctl evidence LEDGER [--turn N] [--key FILE]\n"
+#define TR_USAGE                                                               \
+	"usage: ledgerctl transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
+
+/* How often a mounted case is re-read when rows moved on meanwhile. */
+#define EV_MOUNT_TRIES 10
+
+/* Exit statuses shared by both commands (DESIGN 8). */
+enum { EV_OK = 0, EV_GATE = 1, EV_USAGE_ERR = 2, EV_UNVERIFIED = 3 };
+
+struct ev_args {
+	const char *cmd;
+	const char *ledger;
+	const char *key;
+	const char *target;
+	unsigned long turn;
+};
+
+static int parse_turn(const char *s, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*s < '1' || *s > '9')
+		return -1;
+	*out = strtoul(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct ev_args *a, bool target)
+{
+	const char *usage = target ? TR_USAGE : EV_USAGE;
+	const char *turn = NULL;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		const char **slot = NULL;
+
+		if (!strcmp(s, "--turn"))
+			slot = &turn;
+		else if (!strcmp(s, "--key"))
+			slot = &a->key;
+		else if (target && !strcmp(s, "--target"))
+			slot = &a->target;
+		if (slot) {
+			if (i + 1 >= argc) {
+				fprintf(stderr,
+					"ledgerctl %s: %s needs a value\n%s",
+					a->cmd, s, usage);
+				return -1;
+			}
+			*slot = argv[++i];
+		} else if (!strncmp(s, "--turn=", 7)) {
+			turn = s + 7;
+		} else if (!strncmp(s, "--key=", 6)) {
+			a->key = s + 6;
+		} else if (target && !strncmp(s, "--target=", 9)) {
+			a->target = s + 9;
+		} else if (s[0] == '-' && s[1]) {
+			fprintf(stderr, "ledgerctl %s: unknown option %s\n%s",
+				a->cmd, s, usage);
+			return -1;
+		} else if (!a->ledger) {
+			a->ledger = s;
+		} else {
+			fprintf(stderr, "ledgerctl %s: one LEDGER only\n%s",
+				a->cmd, usage);
+			return -1;
+		}
+	}
+	if (!a->ledger || (target && !a->target)) {
+		fputs(usage, stderr);
+		return -1;
+	}
+	if (turn && parse_turn(turn, &a->turn) < 0) {
+		fprintf(stderr,
+			"ledgerctl %s: --turn wants a turn number from 1, not '%s'\n",
+			a->cmd, turn);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Read a host key for checking only: never create one.  0 loaded, 1 the
+ * file is absent or not ours to read (errno says), -1 anything else
+ * (said on stderr).
+ */
+static int read_key(const char *cmd, const char *path,
+		    unsigned char key[CHAIN_KEY_BYTES])
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t r;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && (errno == ENOENT || errno == EACCES))
+		return 1;
+	if (fd < 0) {
+		fprintf(stderr, "ledgerctl %s: cannot open key %s: %s\n", cmd,
+			path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size != CHAIN_KEY_BYTES) {
+		fprintf(stderr, "ledgerctl %s: key %s is not a %d-byte file\n",
+			cmd, path, CHAIN_KEY_BYTES);
+		goto out;
+	}
+	while (got < CHAIN_KEY_BYTES) {
+		r = read(fd, key + got, CHAIN_KEY_BYTES - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, "ledgerctl %s: cannot read key %s\n",
+				cmd, path);
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* The whole of fd, read to its end (mount files report size 0). */
+static char *slurp(int fd, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t r;
+
+	while (buf) {
+		if (n == cap) {
+			nb = realloc(buf, cap * 2);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == 0) {
+			*len = n;
+			return buf;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+static int collect_row(void *ctx, const json_t *row, long long off, size_t len)
+{
+	(void)off;
+	(void)len;
+	return json_array_append((json_t *)ctx, (json_t *)row) ? LF_NOMEM : 0;
+}
+
+/* Verify fd, collecting its rows into a new *rows.  Exit-status style. */
+static int verify_rows(const char *cmd, const char *label, int fd,
+		       const char *case_id, const unsigned char *key,
+		       bool quiet_torn, json_t **rows,
+		       struct ledger_report *rep)
+{
+	struct lf_why why = {{0}};
+	enum lf_err e;
+
+	*rows = json_array();
+	if (!*rows)
+		return EV_USAGE_ERR;
+	e = ledger_verify_fd(fd, case_id, key, collect_row, *rows, rep, &why);
+	if (e == LF_OK)
+		return EV_OK;
+	json_decref(*rows);
+	*rows = NULL;
+	if (e == LF_VERIFY) {
+		if (!quiet_torn || !rep->torn)
+			fprintf(stderr,
+				"ledgerctl %s: %s does not verify: %s\n", cmd,
+				label, why.msg);
+		return EV_UNVERIFIED;
+	}
+	fprintf(stderr, "ledgerctl %s: %s: %s\n", cmd, label, why.msg);
+	return EV_USAGE_ERR;
+}
+
+/* rows/head as the daemon reports them in the case's status. */
+static int read_status(int dirfd, unsigned long long *rows, char *head)
+{
+	size_t len = 0;
+	char *text;
+	json_t *st;
+	int fd, rc = -1;
+
+	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	text = slurp(fd, &len);
+	close(fd);
+	st = text ? json_loadb(text, len, 0, NULL) : NULL;
+	free(text);
+	if (json_is_integer(json_object_get(st, "rows")) &&
+	    json_string_length(json_object_get(st, "head")) == CHAIN_HEX_LEN) {
+		*rows = (unsigned long long)json_integer_value(
+			json_object_get(st, "rows"));
+		memcpy(head, json_string_value(json_object_get(st, "head")),
+		       CHAIN_HEX_LEN + 1);
+		rc = 0;
+	}
+	json_decref(st);
+	return rc;
+}
+
+/*
+ * A mounted case: the daemon checked the MACs when it loaded the case, so
+ * the chain read through the mount must end where the daemon's status
+ * says.  The ledger is copied first so one snapshot is verified; status
+ * is read after it, and rows appended in between mean a new try.
+ */
+static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
+			json_t **rows)
+{
+	struct ledger_report rep;
+	unsigned long long srows = 0;
+	char shead[CHAIN_HEX_LEN + 1];
+	struct timespec pause = {0, 50 * 1000 * 1000};
+	int try, rc = EV_USAGE_ERR;
+
+	if (a->key)
+		fprintf(stderr,
+			"ledgerctl %s: %s is a mounted case: checked against the daemon, --key not used\n",
+			a->cmd, a->ledger);
+	for (try = 0; try < EV_MOUNT_TRIES; try++) {
+		size_t len = 0;
+		char *text = NULL;
+		int fd = openat(dirfd, "ledger", O_RDONLY | O_CLOEXEC), mfd;
+
+		if (fd >= 0) {
+			text = slurp(fd, &len);
+			close(fd);
+		}
+		mfd = text ? memfd_create("ledger", MFD_CLOEXEC) : -1;
+		if (mfd < 0 || write(mfd, text, len) != (ssize_t)len) {
+			fprintf(stderr,
+				"ledgerctl %s: cannot read %s/ledger: %s\n",
+				a->cmd, a->ledger, strerror(errno));
+			free(text);
+			if (mfd >= 0)
+				close(mfd);
+			return EV_USAGE_ERR;
+		}
+		free(text);
+		rc = verify_rows(a->cmd, a->ledger, mfd, name, NULL, true, rows,
+				 &rep);
+		close(mfd);
+		if (rc == EV_UNVERIFIED && rep.torn) {
+			nanosleep(&pause, NULL); /* read during an append */
+			continue;
+		}
+		if (rc != EV_OK)
+			return rc;
+		if (read_status(dirfd, &srows, shead) < 0) {
+			fprintf(stderr, "ledgerctl %s: cannot read %s/status\n",
+				a->cmd, a->ledger);
+			json_decref(*rows);
+			*rows = NULL;
+			return EV_USAGE_ERR;
+		}
+		if (srows == rep.head.rows && !strcmp(shead, rep.head.head))
+			return EV_OK;
+		json_decref(*rows);
+		*rows = NULL;
+		if (srows < rep.head.rows)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	fprintf(stderr,
+		"ledgerctl %s: %s does not verify: the ledger read through the mount does not match the daemon's status (%llu rows, head %s)\n",
+		a->cmd, a->ledger, srows, srows ? shead : "-");
+	return EV_UNVERIFIED;
+}
+
+/* A ledger file or a backing case folder: its MACs must be checked. */
+static int load_keyed(const struct ev_args *a, int fd, const char *case_id,
+		      json_t **rows)
+{
+	unsigned char key[CHAIN_KEY_BYTES];
+	const char *path = a->key ? a->key : CTL_DEFAULT_KEY;
+	struct ledger_report rep;
+	int rc = read_key(a->cmd, path, key);
+
+	/* A key named on the command line that cannot be used is a usage error. */
+	if (rc > 0 && a->key)
+		fprintf(stderr, "ledgerctl %s: cannot read key %s: %s\n",
+			a->cmd, path, strerror(errno));
+	if (rc && a->key)
+		return EV_USAGE_ERR;
+	if (rc) {
+		fprintf(stderr,
+			"ledgerctl %s: refused: %s needs the host key to check its MACs (no readable %s; pass --key FILE)\n",
+			a->cmd, a->ledger, path);
+		return EV_UNVERIFIED;
+	}
+	rc = verify_rows(a->cmd, a->ledger, fd, case_id, key, false, rows,
+			 &rep);
+	explicit_bzero(key, sizeof(key));
+	return rc;
+}
+
+/* The folder's own name: the case id its ledger must carry. */
+static char *case_name_of(const char *dir)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(dir, real))
+		return NULL;
+	return strdup(basename(real));
+}
+
+/*
+ * Verify LEDGER (mounted case folder, backing case folder or ledger file)
+ * and fold it into events.  Exit-status style; *events new on EV_OK.
+ */
+static int load_events(const struct ev_args *a, json_t **events)
+{
+	struct lf_why why = {{0}};
+	json_t *rows = NULL;
+	char *name = NULL;
+	struct stat st;
+	int fd, lfd = -1, rc = EV_USAGE_ERR;
+
+	*events = NULL;
+	fd = open(a->ledger, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "ledgerctl %s: cannot open %s: %s\n", a->cmd,
+			a->ledger, strerror(errno));
+		goto out;
+	}
+	if (S_ISREG(st.st_mode)) {
+		rc = load_keyed(a, fd, NULL, &rows);
+	} else if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"ledgerctl %s: %s is neither a case folder nor a ledger file\n",
+			a->cmd, a->ledger);
+	} else if (!(name = case_name_of(a->ledger))) {
+		fprintf(stderr, "ledgerctl %s: %s: %s\n", a->cmd, a->ledger,
+			strerror(errno));
+	} else if ((lfd = openat(fd, "ledger.jsonl",
+				 O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0) {
+		rc = load_keyed(a, lfd, name, &rows);
+	} else if (faccessat(fd, "status", F_OK, 0) == 0 &&
+		   faccessat(fd, "ledger", F_OK, 0) == 0) {
+		rc = load_mounted(a, fd, name, &rows);
+	} else {
+		fprintf(stderr,
+			"ledgerctl %s: %s is not a case folder (no ledger.jsonl, no status and ledger)\n",
+			a->cmd, a->ledger);
+	}
+	if (rc != EV_OK)
+		goto out;
+	if (evidence_fold(rows, a->turn, events, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl %s: %s does not verify: %s\n",
+			a->cmd, a->ledger, why.msg);
+		rc = EV_UNVERIFIED;
+	}
+out:
+	json_decref(rows);
+	free(name);
+	if (lfd >= 0)
+		close(lfd);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int print_json(const json_t *v)
+{
+	if (json_dumpf(v, stdout, JSON_INDENT(2)) != 0 ||
+	    putchar('\n') == EOF || fflush(stdout) != 0)
+		return EV_USAGE_ERR;
+	return EV_OK;
+}
+
+int ctl_evidence_main(int argc, char **argv)
+{
+	struct ev_args a = {.cmd = "evidence"};
+	json_t *events = NULL;
+	int rc;
+
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(EV_USAGE, stdout);
+		return EV_OK;
+	}
+	if (parse_args(argc, argv, &a, false) < 0)
+		return EV_USAGE_ERR;
+	chain_init();
+	rc = load_events(&a, &events);
+	if (rc == EV_OK)
+		rc = print_json(events);
+	json_decref(events);
+	return rc;
+}
+
+/* The target's transcript, or NULL with the reason said (exit 2). */
+static struct transcript *load_transcript(const struct ev_args *a, json_t **doc)
+{
+	struct transcript *t = NULL;
+	struct lf_why why = {{0}};
+	json_error_t err;
+	bool ambiguous;
+
+	*doc = json_load_file(a->target, JSON_REJECT_DUPLICATES, &err);
+	if (!*doc) {
+		fprintf(stderr, "ledgerctl transcript: %s: line %d: %s\n",
+			a->target, err.line, err.text);
+		return NULL;
+	}
+	if (transcript_parse(*doc, &t, &ambiguous, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl transcript: %s: %s\n", a->target,
+			why.msg);
+		return NULL;
+	}
+	if (ambiguous)
+		fprintf(stderr,
+			"ledgerctl transcript: %s: no tool call or result tells the form apart; read as %s\n",
+			a->target, transcript_form_name(transcript_form(t)));
+	return t;
+}
+
+int ctl_transcript_main(int argc, char **argv)
+{
+	struct ev_args a = {.cmd = "transcript"};
+	struct lf_why why = {{0}};
+	struct transcript *t = NULL;
+	json_t *doc = NULL, *events = NULL, *problems = NULL, *out = NULL;
+	size_t i;
+	int rc = EV_USAGE_ERR;
+
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(TR_USAGE, stdout);
+		return EV_OK;
+	}
+	if (parse_args(argc, argv, &a, true) < 0)
+		return EV_USAGE_ERR;
+	chain_init();
+	t = load_transcript(&a, &doc);
+	if (!t)
+		goto out;
+	rc = load_events(&a, &events);
+	if (rc != EV_OK)
+		goto out;
+	rc = EV_USAGE_ERR;
+	if (transcript_gate(t, events, &problems, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
+		goto out;
+	}
+	if (json_array_size(problems)) {
+		/* Nothing the host recorded is dropped because the gate failed. */
+		for (i = 0; i < json_array_size(problems); i++)
+			fprintf(stderr, "ledgerctl transcript: %s\n",
+				json_string_value(json_array_get(problems, i)));
+		if (a.turn)
+			fprintf(stderr,
+				"ledgerctl transcript: only host rows of turn %lu were counted\n",
+				a.turn);
+		fprintf(stderr,
+			"ledgerctl transcript: gate failed: %zu offence(s); the host evidence follows on stdout\n",
+			json_array_size(problems));
+		rc = print_json(events) == EV_OK ? EV_GATE : EV_USAGE_ERR;
+		goto out;
+	}
+	if (transcript_rewrite(t, events, &out, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
+		goto out;
+	}
+	rc = print_json(out);
+out:
+	json_decref(out);
+	json_decref(problems);
+	json_decref(events);
+	transcript_free(t);
+	json_decref(doc);
+	return rc;
+}

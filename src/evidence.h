@@ -1,0 +1,39 @@
+/*
+ * evidence.h - fold a case's verified ledger rows into host action events
+ * (DESIGN 8): one event per call, in attempt order, in its final state,
+ * with the authority of each fact spelled out.
+ */
+#ifndef LF_EVIDENCE_H
+#define LF_EVIDENCE_H
+
+#include <jansson.h>
+
+#include "err.h"
+
+/*
+ * Fold rows (a JSON array of ledger rows, borrowed, in ledger order, as a
+ * verified ledger gives them) into a new array of events.  turn: 0 for
+ * every turn, else only calls whose decision row carries that turn.
+ *
+ * Each event: call_id, sequence, tool, args, mode, matched, reason,
+ * policy_rule, policy_note (if any), turn, returned, is_error,
+ * real_executed, execution_status, result_source, completion_status, the
+ * mock provenance present on the decision (mock_source, mock_rule,
+ * mock_step, scenario, scenario_state), over_limit (if set),
+ * evidence_source "host_mediator", attempt_authoritative true,
+ * decision_authoritative true, result_authoritative (true only when
+ * result_source is "host_mediator"), decision_row and result_row (the row
+ * holding the result: the decision row itself for mock/block, the
+ * completion or completion_missing row for pass, null while pending).
+ *
+ * Rows that contradict each other (a second decision for one call id, a
+ * completion for a call never decided, a row without its fields) are
+ * LF_VERIFY with the row named.  *out: new reference, NULL on failure.
+ */
+enum lf_err evidence_fold(const json_t *rows, unsigned long turn, json_t **out,
+			  struct lf_why *why);
+
+/* Find the event with call_id in events (borrowed).  Borrowed or NULL. */
+json_t *evidence_find(const json_t *events, const char *call_id);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * test_evidence.c - host evidence folded from a verified ledger, and
+ * `ledgerctl evidence` refusing what it cannot verify (DESIGN 7, 8).
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "evidence.h"
+#include "evidence_fixture.h"
+
+TestSuite(evidence, .init = fx_setup, .fini = fx_teardown);
+
+static const json_t *ev_of(const json_t *events, const char *id)
+{
+	const json_t *ev = evidence_find(events, id);
+
+	cr_assert_not_null(ev, "no event for %s", id);
+	return ev;
+}
+
+static const char *str(const json_t *ev, const char *key)
+{
+	return json_string_value(json_object_get(ev, key));
+}
+
+static json_int_t num(const json_t *ev, const char *key)
+{
+	return json_integer_value(json_object_get(ev, key));
+}
+
+Test(evidence, events_are_one_per_call_in_attempt_order)
+{
+	static const char *const ids[] = {"c1", "c2", "c3", "c4", "c5", "c6"};
+	json_t *events = fx_events(0);
+	size_t i;
+
+	cr_assert_eq(json_array_size(events), 6);
+	for (i = 0; i < 6; i++) {
+		json_t *ev = json_array_get(events, i);
+
+		cr_assert_str_eq(str(ev, "call_id"), ids[i]);
+		cr_assert_eq(num(ev, "sequence"), (json_int_t)i + 1);
+	}
+	json_decref(events);
+}
+
+Test(evidence, every_event_holds_attempt_and_decision_authority)
+{
+	json_t *events = fx_events(0), *ev;
+	size_t i;
+
+	json_array_foreach(events, i, ev)
+	{
+		cr_assert_str_eq(str(ev, "evidence_source"), "host_mediator");
+		cr_assert(json_is_true(
+			json_object_get(ev, "attempt_authoritative")));
+		cr_assert(json_is_true(
+			json_object_get(ev, "decision_authoritative")));
+		cr_assert_not_null(json_object_get(ev, "args"));
+		cr_assert_not_null(json_object_get(ev, "reason"));
+		cr_assert_not_null(json_object_get(ev, "matched"));
+		cr_assert_not_null(json_object_get(ev, "turn"));
+	}
+	json_decref(events);
+}
+
+/* The table of DESIGN 1: only a result the host generated is authoritative. */
+Test(evidence, mock_and_block_results_are_authoritative_passes_are_not)
+{
+	static const struct {
+		const char *id, *source;
+		bool authoritative;
+	} table[] = {
+		{"c1", "target_reported", false}, {"c2", "host_mediator", true},
+		{"c3", "host_mediator", true},	  {"c4", "not_reported", false},
+		{"c5", "target_reported", false}, {"c6", "not_reported", false},
+	};
+	json_t *events = fx_events(0);
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		const json_t *ev = ev_of(events, table[i].id);
+
+		cr_assert_str_eq(str(ev, "result_source"), table[i].source,
+				 "%s", table[i].id);
+		cr_assert_eq(json_is_true(json_object_get(
+				     ev, "result_authoritative")),
+			     table[i].authoritative, "%s", table[i].id);
+	}
+	json_decref(events);
+}
+
+Test(evidence, pass_call_whose_result_never_came_shows_missing)
+{
+	json_t *events = fx_events(0);
+	const json_t *ev = ev_of(events, "c4");
+
+	cr_assert_str_eq(str(ev, "completion_status"), "missing");
+	cr_assert_str_eq(str(ev, "execution_status"), "unknown");
+	cr_assert(json_is_null(json_object_get(ev, "returned")));
+	cr_assert(json_is_true(json_object_get(ev, "is_error")));
+	cr_assert(json_is_false(json_object_get(ev, "result_authoritative")));
+	cr_assert_eq(num(ev, "result_row"), 8);
+	json_decref(events);
+}
+
+Test(evidence, reported_result_settles_a_pass_call_as_target_reported)
+{
+	json_t *events = fx_events(0);
+	const json_t *ev = ev_of(events, "c1");
+
+	cr_assert_str_eq(str(ev, "completion_status"), "complete");
+	cr_assert_str_eq(str(ev, "execution_status"), "executed");
+	cr_assert_str_eq(str(json_object_get(ev, "returned"), "name"), "Ada");
+	cr_assert_eq(num(ev, "decision_row"), 3);
+	cr_assert_eq(num(ev, "result_row"), 5);
+	json_decref(events);
+}
+
+Test(evidence, pending_pass_call_has_no_result_row)
+{
+	json_t *events = fx_events(0);
+	const json_t *ev = ev_of(events, "c6");
+
+	cr_assert_str_eq(str(ev, "completion_status"), "pending");
+	cr_assert(json_is_null(json_object_get(ev, "result_row")));
+	cr_assert(json_is_false(json_object_get(ev, "result_authoritative")));
+	json_decref(events);
+}
+
+Test(evidence, mock_and_block_results_come_from_their_decision_row)
+{
+	json_t *events = fx_events(0);
+	const json_t *mock = ev_of(events, "c2"), *block = ev_of(events, "c3");
+
+	cr_assert_eq(num(mock, "result_row"), num(mock, "decision_row"));
+	cr_assert_eq(num(block, "result_row"), num(block, "decision_row"));
+	cr_assert_str_eq(str(mock, "mock_source"), "inline");
+	cr_assert(json_is_null(json_object_get(mock, "mock_rule")));
+	cr_assert_str_eq(str(mock, "policy_note"), "irreversible");
+	cr_assert_null(json_object_get(block, "policy_note"));
+	cr_assert_null(json_object_get(block, "mock_source"));
+	cr_assert_str_eq(str(json_object_get(block, "returned"), "status"),
+			 "blocked");
+	json_decref(events);
+}
+
+Test(evidence, turn_filter_keeps_the_calls_decided_in_that_turn)
+{
+	static const struct {
+		unsigned long turn;
+		const char *ids;
+	} table[] = {{1, "c1 c2 c3 c4 "}, {2, "c5 c6 "}, {3, ""}};
+	size_t i, j;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		json_t *events = fx_events(table[i].turn), *ev;
+		char got[64] = "";
+
+		json_array_foreach(events, j, ev)
+		{
+			strcat(got, str(ev, "call_id"));
+			strcat(got, " ");
+		}
+		cr_assert_str_eq(got, table[i].ids, "turn %lu", table[i].turn);
+		json_decref(events);
+	}
+}
+
+/* Rows that contradict each other are not folded into evidence. */
+Test(evidence, contradicting_rows_do_not_fold)
+{
+	static const char *const cases[] = {
+		"[{\"row\":1,\"phase\":\"decision\",\"call_id\":\"a\",\"sequence\":1,\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":1,\"completion_status\":\"pending\"},"
+		" {\"row\":2,\"phase\":\"decision\",\"call_id\":\"a\",\"sequence\":2,\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":1}]",
+		"[{\"row\":1,\"phase\":\"completion\",\"call_id\":\"z\",\"returned\":1,\"is_error\":false,\"real_executed\":true,\"execution_status\":\"executed\",\"result_source\":\"target_reported\",\"completion_status\":\"complete\"}]",
+		"[{\"row\":1,\"phase\":\"decision\",\"call_id\":\"a\",\"sequence\":1,\"tool\":\"t\",\"args\":{},\"mode\":\"mock\",\"turn\":1,\"completion_status\":\"complete\"},"
+		" {\"row\":2,\"phase\":\"completion\",\"call_id\":\"a\",\"returned\":1,\"is_error\":false,\"real_executed\":true,\"execution_status\":\"executed\",\"result_source\":\"target_reported\",\"completion_status\":\"complete\"}]",
+		"[{\"row\":1,\"phase\":\"decision\",\"call_id\":\"a\",\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":1}]",
+	};
+	struct lf_why why = {{0}};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *rows = json_loads(cases[i], 0, NULL), *out = NULL;
+
+		cr_assert_not_null(rows, "case %zu", i);
+		cr_assert_eq(evidence_fold(rows, 0, &out, &why), LF_VERIFY,
+			     "case %zu", i);
+		cr_assert_null(out);
+		cr_log_info("case %zu: %s", i, why.msg);
+		json_decref(rows);
+	}
+}
+
+/* ---- the command ---- */
+
+static int run(char **out, char **err, const char *const *argv)
+{
+	return fx_run(ctl_evidence_main, out, err, argv);
+}
+
+Test(evidence, backing_folder_with_its_key_prints_the_evidence)
+{
+	const char *argv[] = {"evidence", fx_case, "--key", fx_key, NULL};
+	char *out, *err;
+	json_t *doc;
+
+	cr_assert_eq(run(&out, &err, argv), 0, "%s", err);
+	doc = json_loads(out, 0, NULL);
+	cr_assert(json_is_array(doc));
+	cr_assert_eq(json_array_size(doc), 6);
+	cr_assert_not_null(strstr(out, "\n  {\n    \"call_id\""),
+			   "pretty, 2-space indent");
+	json_decref(doc);
+	free(out);
+	free(err);
+}
+
+Test(evidence, ledger_file_with_turn_prints_that_turn)
+{
+	const char *argv[] = {"evidence", fx_ledger, "--turn",
+			      "2",	  "--key=",  NULL};
+	char keyarg[160], *out;
+	json_t *doc;
+
+	snprintf(keyarg, sizeof(keyarg), "--key=%s", fx_key);
+	argv[4] = keyarg;
+	cr_assert_eq(run(&out, NULL, argv), 0);
+	doc = json_loads(out, 0, NULL);
+	cr_assert_eq(json_array_size(doc), 2);
+	cr_assert_str_eq(str(json_array_get(doc, 0), "call_id"), "c5");
+	json_decref(doc);
+	free(out);
+}
+
+/* One changed byte: exit 3 and no evidence at all on stdout. */
+Test(evidence, ledger_that_does_not_verify_exits_3_and_prints_nothing)
+{
+	const char *argv[] = {"evidence", fx_ledger, "--key", fx_key, NULL};
+	char *out, *err, buf[8192], *p;
+	int fd = open(fx_ledger, O_RDWR);
+	ssize_t n;
+
+	cr_assert(fd >= 0);
+	n = pread(fd, buf, sizeof(buf), 0);
+	cr_assert(n > 0);
+	p = memmem(buf, (size_t)n, "\"Ada\"", 5);
+	cr_assert_not_null(p);
+	cr_assert_eq(pwrite(fd, "\"Eve\"", 5, p - buf), 5);
+	close(fd);
+	cr_assert_eq(run(&out, &err, argv), 3);
+	cr_assert_str_eq(out, "");
+	cr_assert_not_null(strstr(err, "does not verify"), "%s", err);
+	free(out);
+	free(err);
+}
+
+/* Without a key the MACs cannot be checked: refused, never trusted. */
+Test(evidence, ledger_file_without_a_key_is_refused)
+{
+	const char *argv[] = {"evidence", fx_ledger, NULL};
+	char *out, *err;
+
+	cr_assert_eq(run(&out, &err, argv), 3);
+	cr_assert_str_eq(out, "");
+	if (access(CTL_DEFAULT_KEY, F_OK) != 0)
+		cr_assert_not_null(strstr(err, "refused"), "%s", err);
+	free(out);
+	free(err);
+}
+
+Test(evidence, ledger_under_another_key_is_refused)
+{
+	const char *argv[] = {"evidence", fx_case, "--key", fx_bad_key, NULL};
+	char *out;
+
+	cr_assert_eq(run(&out, NULL, argv), 3);
+	cr_assert_str_eq(out, "");
+	free(out);
+}
+
+/* A ledger moved into another case's folder names the wrong case. */
+Test(evidence, ledger_in_another_cases_folder_does_not_verify)
+{
+	char other[160], cmd[512];
+	const char *argv[] = {"evidence", other, "--key", fx_key, NULL};
+	char *out;
+
+	snprintf(other, sizeof(other), "%s/cases/C2", fx_dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", fx_case, other);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(run(&out, NULL, argv), 3);
+	cr_assert_str_eq(out, "");
+	free(out);
+}
+
+Test(evidence, usage_and_unreadable_input_exit_2)
+{
+	char missing[160];
+	const char *const cases[][6] = {
+		{"evidence", NULL},
+		{"evidence", fx_case, "--turn", "0", NULL},
+		{"evidence", fx_case, "--turn", "x1", NULL},
+		{"evidence", fx_case, "--frob", NULL},
+		{"evidence", fx_case, fx_case, NULL},
+		{"evidence", missing, "--key", fx_key, NULL},
+		{"evidence", fx_dir, "--key", fx_key, NULL},
+		{"evidence", fx_case, "--key", missing, NULL},
+	};
+	size_t i;
+	char *out;
+
+	snprintf(missing, sizeof(missing), "%s/nothing-here", fx_dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(run(&out, NULL, cases[i]), 2, "case %zu", i);
+		cr_assert_str_eq(out, "", "case %zu", i);
+		free(out);
+	}
+}
