@@ -185,14 +185,15 @@ int main(int argc, char *argv[])
 	}
 	chain_init();
 	raise_fd_limit();
-	if (chain_load_host_key(o.key ? o.key : DEFAULT_KEY, key, &why) !=
-	    LF_OK) {
-		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
-		goto out;
-	}
+	/* Judge the backing folder before a key file is created anywhere. */
 	if (backing_check(o.backing ? o.backing : DEFAULT_BACKING, mnt,
 			  o.key ? o.key : DEFAULT_KEY, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
+	if (chain_load_host_key(o.key ? o.key : DEFAULT_KEY, key, &why) !=
+	    LF_OK) {
+		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
 		goto out;
 	}
 	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;

@@ -5,6 +5,8 @@
  */
 #include "backing.h"
 
+#include "seal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -52,44 +54,77 @@ static bool owner_ok(const struct stat *st)
 	return st->st_uid == 0 || st->st_uid == geteuid();
 }
 
-/* The ancestors of real (an absolute, resolved path), from / down. */
+/*
+ * The next component of real below folder f (both absolute), e.g.
+ * f = "/tmp", real = "/tmp/x/backing" gives "/tmp/x".  0, or -1.
+ */
+static int backing_next_below(const char *f, const char *real, char *out,
+			      size_t size)
+{
+	size_t n = strlen(f);
+	const char *rest, *end;
+
+	if (strcmp(f, "/") == 0)
+		n = 0;
+	else if (strncmp(real, f, n) != 0 || real[n] != '/')
+		return -1;
+	rest = real + n + 1;
+	end = strchr(rest, '/');
+	n = end ? (size_t)(end - real) : strlen(real);
+	if (n >= size)
+		return -1;
+	memcpy(out, real, n);
+	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * The folders above the backing folder, by sealpath's rules (owner, group
+ * and other write, ACLs, and every link on the way), with two allowances:
+ * folders may belong to the daemon's user as well as root, and a sticky
+ * folder such as /tmp may be writable by others when the next folder down
+ * belongs to root or the daemon's user, since then no one else can
+ * replace it.
+ */
 static enum lf_err backing_check_ancestors(const char *real, struct lf_why *why)
 {
-	char path[PATH_MAX], *slash;
+	struct seal_report rep;
+	char parent[PATH_MAX], text[PATH_MAX + 64], next[PATH_MAX];
+	enum lf_err e = LF_OK;
 	struct stat st, child;
-	size_t end = 1;
+	char *slash;
+	size_t i;
 
-	for (;;) {
-		slash = strchr(real + end, '/');
-		if (!slash)
-			return LF_OK;
-		end = (size_t)(slash - real);
-		memcpy(path, real, end ? end : 1);
-		path[end ? end : 1] = '\0';
-		if (lstat(path, &st) < 0)
-			return lf_fail(why, LF_IO, "%s: %s", path,
-				       strerror(errno));
-		if (!owner_ok(&st))
-			return lf_fail(why, LF_VERIFY,
-				       "%s (above the backing folder) is owned by uid %u",
-				       path, (unsigned)st.st_uid);
-		if (st.st_mode & 022) {
-			char next[PATH_MAX];
-			const char *nend = strchr(real + end + 1, '/');
-			size_t nlen = nend ? (size_t)(nend - real) : strlen(real);
-
-			memcpy(next, real, nlen);
-			next[nlen] = '\0';
-			/* /tmp-like: others may add, but not replace ours. */
-			if (!(st.st_mode & S_ISVTX) || lstat(next, &child) < 0 ||
-			    !owner_ok(&child))
-				return lf_fail(why, LF_VERIFY,
-					       "%s (above the backing folder) is writable by %s",
-					       path,
-					       st.st_mode & 002 ? "others" : "group");
-		}
-		end++;
+	snprintf(parent, sizeof(parent), "%s", real);
+	slash = strrchr(parent, '/');
+	if (slash == parent)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (seal_audit_path(parent, "/", 0, &rep) == SEAL_ERROR) {
+		e = lf_fail(why, LF_IO, "checking the folders above %s: %s",
+			    real, rep.error);
+		goto out;
 	}
+	for (i = 0; i < rep.n_findings; i++) {
+		const struct seal_finding *f = &rep.findings[i];
+		bool writable = f->problem == SEAL_GROUP_WRITE ||
+				f->problem == SEAL_OTHER_WRITE;
+
+		if (f->problem == SEAL_OWNER && f->id == geteuid())
+			continue;
+		if (writable && lstat(f->path, &st) == 0 &&
+		    (st.st_mode & S_ISVTX) &&
+		    backing_next_below(f->path, real, next, sizeof(next)) == 0 &&
+		    lstat(next, &child) == 0 && owner_ok(&child))
+			continue;
+		seal_finding_line(f, text, sizeof(text));
+		e = lf_fail(why, LF_VERIFY, "above the backing folder: %s", text);
+		goto out;
+	}
+out:
+	seal_report_free(&rep);
+	return e;
 }
 
 enum lf_err backing_check(const char *dir, const char *mountpoint,
