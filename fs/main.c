@@ -22,7 +22,8 @@
 
 #define DEFAULT_BACKING "/var/lib/ledgerfs"
 #define DEFAULT_KEY "/etc/ledgerfs/host.key"
-#define LFS_THREADS 256 /* worker threads unless -o max_threads says more */
+#define LFS_THREADS 256	    /* worker threads unless -o max_threads */
+#define LFS_IDLE_THREADS 64 /* idle threads kept unless -o max_idle_threads */
 
 struct options {
 	char *backing;
@@ -111,7 +112,14 @@ static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
 		if (!cfg)
 			goto out_signals;
 		fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
-		fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads);
+		/*
+		 * libfuse keeps 10 idle threads by default; a burst of
+		 * concurrent cases would create and destroy threads on
+		 * every wave, so keep as many as typically call at once.
+		 */
+		fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads <= 100000
+							    ? opts.max_idle_threads
+							    : LFS_IDLE_THREADS);
 		/* libfuse 3.14 leaves max_threads at -1 when not given. */
 		fuse_loop_cfg_set_max_threads(cfg, opts.max_threads > 10 &&
 							   opts.max_threads <= 100000
