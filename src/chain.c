@@ -1,0 +1,377 @@
+/*
+ * chain.c - SHA-256, HMAC-SHA256, key derivation and the host key file.
+ * The one place libgcrypt lives: replacing the crypto library touches only
+ * this file.
+ */
+#include "chain.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gcrypt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define CASE_KEY_LABEL "ledgerfs/case-key/v1"
+#define TOKEN_LABEL    "ledgerfs/token/v1"
+
+static pthread_once_t chain_once = PTHREAD_ONCE_INIT;
+
+static void chain_init_once(void)
+{
+	/*
+	 * Secure memory is disabled: the keys live in ordinary buffers of
+	 * the callers anyway, and secmem needs privileges to lock pages.
+	 */
+	gcry_check_version(NULL);
+	gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
+	gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+}
+
+void chain_init(void)
+{
+	pthread_once(&chain_once, chain_init_once);
+}
+
+static void chain_to_hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void chain_sha256_hex(const void *buf, size_t len, char out[CHAIN_HEX_LEN + 1])
+{
+	unsigned char d[32];
+
+	chain_init();
+	gcry_md_hash_buffer(GCRY_MD_SHA256, d, buf, len);
+	chain_to_hex(d, sizeof(d), out);
+}
+
+/* SHA-256 of the concatenation of iov[0..n-1]. */
+static void chain_hash_iov(gcry_buffer_t *iov, int n, unsigned char d[32])
+{
+	gcry_error_t err;
+
+	err = gcry_md_hash_buffers(GCRY_MD_SHA256, 0, d, iov, n);
+	if (err) {
+		/* Only reachable if libgcrypt is broken: fail closed. */
+		fprintf(stderr, "ledgerfs: SHA-256 failed: %s\n",
+			gcry_strerror(err));
+		abort();
+	}
+}
+
+static void chain_iov_set(gcry_buffer_t *b, const void *p, size_t len)
+{
+	memset(b, 0, sizeof(*b));
+	b->data = (void *)p;
+	b->size = len;
+	b->len = len;
+}
+
+/*
+ * HMAC-SHA256 (RFC 2104) of the concatenation of msg[0..n-1] under a
+ * 32-byte key.  Built from two one-shot SHA-256 calls rather than an HMAC
+ * handle: no allocation per call, which keeps verification of many short
+ * rows fast, and no shared state, so any thread may call it.
+ */
+static void chain_hmac_iov(const unsigned char key[CHAIN_KEY_BYTES],
+			   const gcry_buffer_t *msg, int n, unsigned char d[32])
+{
+	unsigned char ipad[64], opad[64], inner[32];
+	gcry_buffer_t iov[8];
+	int i;
+
+	chain_init();
+	/* The key is shorter than a block, so it is zero-padded. */
+	memset(ipad, 0x36, sizeof(ipad));
+	memset(opad, 0x5c, sizeof(opad));
+	for (i = 0; i < CHAIN_KEY_BYTES; i++) {
+		ipad[i] ^= key[i];
+		opad[i] ^= key[i];
+	}
+	chain_iov_set(&iov[0], ipad, sizeof(ipad));
+	for (i = 0; i < n && i < 7; i++)
+		iov[i + 1] = msg[i];
+	chain_hash_iov(iov, i + 1, inner);
+	chain_iov_set(&iov[0], opad, sizeof(opad));
+	chain_iov_set(&iov[1], inner, sizeof(inner));
+	chain_hash_iov(iov, 2, d);
+	explicit_bzero(ipad, sizeof(ipad));
+	explicit_bzero(opad, sizeof(opad));
+}
+
+void chain_hmac_hex(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
+		    size_t len, char out[CHAIN_HEX_LEN + 1])
+{
+	gcry_buffer_t msg;
+	unsigned char d[32];
+
+	chain_iov_set(&msg, buf, len);
+	chain_hmac_iov(key, &msg, 1, d);
+	chain_to_hex(d, sizeof(d), out);
+}
+
+void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
+		    const char *case_id, unsigned char out[CHAIN_KEY_BYTES])
+{
+	gcry_buffer_t msg[2];
+
+	/* The label's NUL separates it from the case id unambiguously. */
+	chain_iov_set(&msg[0], CASE_KEY_LABEL, sizeof(CASE_KEY_LABEL));
+	chain_iov_set(&msg[1], case_id, strlen(case_id));
+	chain_hmac_iov(host, msg, 2, out);
+}
+
+void chain_case_token(const unsigned char host[CHAIN_KEY_BYTES],
+		      const char *case_id, const char *nonce,
+		      char out[CHAIN_HEX_LEN + 1])
+{
+	gcry_buffer_t msg[3];
+	unsigned char d[32];
+
+	/* Case ids never hold NUL, so "case\0nonce" cannot be confused. */
+	chain_iov_set(&msg[0], TOKEN_LABEL, sizeof(TOKEN_LABEL));
+	chain_iov_set(&msg[1], case_id, strlen(case_id) + 1);
+	chain_iov_set(&msg[2], nonce, strlen(nonce));
+	chain_hmac_iov(host, msg, 3, d);
+	chain_to_hex(d, sizeof(d), out);
+}
+
+/* Fill buf from the kernel's random source.  0 or -1 (errno set). */
+static int chain_random_bytes(unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = getrandom(buf + got, n - got, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int chain_random_hex(size_t n, char *out)
+{
+	unsigned char chunk[64];
+	size_t done = 0, k;
+
+	while (done < n) {
+		k = n - done < sizeof(chunk) ? n - done : sizeof(chunk);
+		if (chain_random_bytes(chunk, k) < 0)
+			return -1;
+		chain_to_hex(chunk, k, out + 2 * done);
+		done += k;
+	}
+	out[2 * n] = '\0';
+	return 0;
+}
+
+bool chain_equal(const char *a, const char *b)
+{
+	size_t la, lb, i;
+	unsigned char acc = 0;
+
+	if (!a || !b)
+		return false;
+	la = strlen(a);
+	lb = strlen(b);
+	/* Lengths are public (hex digests); only the contents are secret. */
+	if (la != lb)
+		return false;
+	for (i = 0; i < la; i++)
+		acc |= (unsigned char)(a[i] ^ b[i]);
+	return acc == 0;
+}
+
+static int chain_read_full(int fd, unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = read(fd, buf + got, n - got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (int)got;
+}
+
+static int chain_write_full(int fd, const unsigned char *buf, size_t n)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < n) {
+		r = write(fd, buf + done, n - done);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Split path into its parent folder (into dir[PATH_MAX]). */
+static void chain_parent(const char *path, char *dir)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		size_t n = (size_t)(slash - path);
+
+		if (n >= PATH_MAX)
+			n = PATH_MAX - 1;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+}
+
+/*
+ * Create a new key file at path.  LF_EXISTS when another process won the
+ * race (the caller then loads that one).
+ */
+static enum lf_err chain_create_key(const char *path,
+				    unsigned char key[CHAIN_KEY_BYTES],
+				    struct lf_why *why)
+{
+	char dir[PATH_MAX];
+	enum lf_err rc = LF_IO;
+	int fd = -1, dfd = -1;
+
+	if (strlen(path) >= PATH_MAX)
+		return lf_fail(why, LF_IO, "host key path too long");
+	chain_parent(path, dir);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return lf_fail(why, LF_IO, "cannot create key folder %s: %s",
+			       dir, strerror(errno));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		lf_fail(why, LF_IO, "cannot open key folder %s: %s", dir,
+			strerror(errno));
+		goto out;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			rc = LF_EXISTS;
+		else
+			lf_fail(why, LF_IO, "cannot create host key %s: %s",
+				path, strerror(errno));
+		goto out;
+	}
+	/* The umask may have taken bits away; never added any. Be exact. */
+	if (fchmod(fd, 0600) < 0 || chain_random_bytes(key, CHAIN_KEY_BYTES) ||
+	    chain_write_full(fd, key, CHAIN_KEY_BYTES) < 0 || fsync(fd) < 0) {
+		lf_fail(why, LF_IO, "cannot write host key %s: %s", path,
+			strerror(errno));
+		/* Leave no half-written key behind to be refused later. */
+		unlink(path);
+		goto out;
+	}
+	if (fsync(dfd) < 0) {
+		lf_fail(why, LF_IO, "cannot sync key folder %s: %s", dir,
+			strerror(errno));
+		goto out;
+	}
+	rc = LF_OK;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
+enum lf_err chain_load_host_key(const char *path,
+				unsigned char key[CHAIN_KEY_BYTES],
+				struct lf_why *why)
+{
+	struct stat st;
+	enum lf_err rc;
+	int fd, tries, n;
+
+	for (tries = 0; tries < 2; tries++) {
+		/* O_NONBLOCK: a FIFO planted as the key must not hang us. */
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+					O_NONBLOCK);
+		if (fd >= 0)
+			break;
+		if (errno == ELOOP)
+			return lf_fail(
+				why, LF_IO,
+				"host key %s: is a symbolic link, not a regular file",
+				path);
+		if (errno != ENOENT)
+			return lf_fail(why, LF_IO,
+				       "cannot open host key %s: %s", path,
+				       strerror(errno));
+		rc = chain_create_key(path, key, why);
+		if (rc != LF_EXISTS)
+			return rc;
+	}
+	if (fd < 0)
+		return lf_fail(why, LF_IO, "cannot open host key %s", path);
+	rc = LF_IO;
+	if (fstat(fd, &st) < 0) {
+		lf_fail(why, LF_IO, "cannot stat host key %s: %s", path,
+			strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		lf_fail(why, LF_IO, "host key %s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		lf_fail(why, LF_IO,
+			"host key %s: mode %04o lets group or others read or write it (want 0600)",
+			path, (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	if (st.st_size != CHAIN_KEY_BYTES) {
+		lf_fail(why, LF_IO, "host key %s: %lld bytes, expected %d",
+			path, (long long)st.st_size, CHAIN_KEY_BYTES);
+		goto out;
+	}
+	n = chain_read_full(fd, key, CHAIN_KEY_BYTES);
+	if (n != CHAIN_KEY_BYTES) {
+		lf_fail(why, LF_IO, "cannot read host key %s: %s", path,
+			n < 0 ? strerror(errno) : "short read");
+		goto out;
+	}
+	rc = LF_OK;
+out:
+	close(fd);
+	return rc;
+}

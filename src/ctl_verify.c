@@ -1,0 +1,305 @@
+/*
+ * ctl_verify.c - `ledgerctl verify LEDGER [--key FILE] [--head ROWS:HEX]`:
+ * offline check of a ledger file or backing case folder, naming the first
+ * bad row; a checkpoint from `status` makes a later truncation visible.
+ */
+#include "ctl_verify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "ledger.h"
+
+#define CTL_VERIFY_USAGE                                                       \
+	"usage: ledgerctl verify LEDGER [--key FILE] [--head ROWS:HEX]\n"
+
+/* A parsed "ROWS:HEX" checkpoint. */
+struct ctl_checkpoint {
+	unsigned long long rows;
+	char hex[CHAIN_HEX_LEN + 1];
+};
+
+static int ctl_parse_head(const char *arg, struct ctl_checkpoint *cp)
+{
+	const char *colon = strchr(arg, ':');
+	unsigned long long v = 0;
+	const char *p;
+	size_t i;
+
+	if (!colon || colon == arg || colon - arg > 19)
+		return -1;
+	for (p = arg; p < colon; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (unsigned long long)(*p - '0');
+	}
+	if (strlen(colon + 1) != CHAIN_HEX_LEN)
+		return -1;
+	for (i = 0; i < CHAIN_HEX_LEN; i++) {
+		char c = colon[1 + i];
+
+		if (c >= 'A' && c <= 'F')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return -1;
+		cp->hex[i] = c;
+	}
+	cp->hex[CHAIN_HEX_LEN] = '\0';
+	cp->rows = v;
+	return 0;
+}
+
+/*
+ * SHA-256 of line `want` (1-based) of fd into out.  Only called on a
+ * ledger that verified, so lines are bounded.  0, or -1 (errno).
+ */
+static int ctl_line_hash(int fd, unsigned long long want,
+			 char out[CHAIN_HEX_LEN + 1])
+{
+	size_t cap = (size_t)1 << 20, have = 0;
+	unsigned long long line = 1;
+	long long readoff = 0;
+	char *buf = malloc(cap), *p, *nl;
+	ssize_t r;
+	int rc = -1;
+
+	if (!buf)
+		return -1;
+	for (;;) {
+		r = pread(fd, buf + have, cap - have, (off_t)readoff);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = ENODATA;
+			goto out;
+		}
+		readoff += r;
+		have += (size_t)r;
+		p = buf;
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
+			if (line == want) {
+				chain_sha256_hex(p, (size_t)(nl - p), out);
+				rc = 0;
+				goto out;
+			}
+			line++;
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+		if (have == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				goto out;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+int ctl_verify_fd(int fd, const char *label, const unsigned char *key,
+		  const char *head_arg)
+{
+	struct ctl_checkpoint cp;
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
+	char hex[CHAIN_HEX_LEN + 1];
+	enum lf_err rc;
+
+	if (head_arg && ctl_parse_head(head_arg, &cp) < 0) {
+		fprintf(stderr,
+			"ledgerctl verify: --head wants ROWS:HEX (a row count and a 64-digit SHA-256 from status), not '%s'\n",
+			head_arg);
+		return 2;
+	}
+	rc = ledger_verify_fd(fd, NULL, key, NULL, NULL, &rep, &why);
+	if (rc == LF_IO || rc == LF_NOMEM) {
+		fprintf(stderr, "ledgerctl verify: %s: %s\n", label, why.msg);
+		return 2;
+	}
+	if (rc != LF_OK) {
+		printf("bad: %s\n", why.msg);
+		return 1;
+	}
+	if (head_arg) {
+		if (rep.head.rows < cp.rows) {
+			printf("bad: checkpoint row %llu: ledger has only %llu rows (truncated)\n",
+			       cp.rows, rep.head.rows);
+			return 1;
+		}
+		if (cp.rows == 0) {
+			memset(hex, '0', CHAIN_HEX_LEN);
+			hex[CHAIN_HEX_LEN] = '\0';
+		} else if (cp.rows == rep.head.rows) {
+			memcpy(hex, rep.head.head, sizeof(hex));
+		} else if (ctl_line_hash(fd, cp.rows, hex) < 0) {
+			fprintf(stderr,
+				"ledgerctl verify: %s: cannot read row %llu: %s\n",
+				label, cp.rows, strerror(errno));
+			return 2;
+		}
+		if (strcmp(hex, cp.hex) != 0) {
+			printf("bad: checkpoint row %llu: hash %s does not match the checkpoint %s\n",
+			       cp.rows, hex, cp.hex);
+			return 1;
+		}
+	}
+	printf("ok: %llu rows, head %s, MACs %s\n", rep.head.rows,
+	       rep.head.head, key ? "checked" : "not checked");
+	return 0;
+}
+
+/*
+ * Read a host key for checking only: never create one.  0 loaded, 1 the
+ * file does not exist (errno ENOENT) or cannot be read (EACCES), -1 other
+ * error with the reason printed.
+ */
+static int ctl_read_key(const char *path, unsigned char key[CHAIN_KEY_BYTES])
+{
+	struct stat st;
+	ssize_t r;
+	size_t got = 0;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == EACCES)
+			return 1;
+		fprintf(stderr, "ledgerctl verify: cannot open key %s: %s\n",
+			path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size != CHAIN_KEY_BYTES) {
+		fprintf(stderr,
+			"ledgerctl verify: key %s is not a %d-byte regular file\n",
+			path, CHAIN_KEY_BYTES);
+		goto out;
+	}
+	while (got < CHAIN_KEY_BYTES) {
+		r = read(fd, key + got, CHAIN_KEY_BYTES - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr,
+				"ledgerctl verify: cannot read key %s\n", path);
+			goto out;
+		}
+		got += (size_t)r;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* Open LEDGER: a ledger file, or a backing case folder's ledger.jsonl. */
+static int ctl_open_ledger(const char *path)
+{
+	struct stat st;
+	int fd, lfd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		lfd = openat(fd, "ledger.jsonl",
+			     O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		close(fd);
+		return lfd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+int ctl_verify_main(int argc, char **argv)
+{
+	const char *ledger = NULL, *key_path = NULL, *head_arg = NULL;
+	unsigned char key[CHAIN_KEY_BYTES];
+	bool have_key = false;
+	int i, fd, rc;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(CTL_VERIFY_USAGE, stdout);
+			return 0;
+		} else if (!strcmp(a, "--key") && i + 1 < argc) {
+			key_path = argv[++i];
+		} else if (!strncmp(a, "--key=", 6)) {
+			key_path = a + 6;
+		} else if (!strcmp(a, "--head") && i + 1 < argc) {
+			head_arg = argv[++i];
+		} else if (!strncmp(a, "--head=", 7)) {
+			head_arg = a + 7;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr,
+				"ledgerctl verify: unknown option %s\n%s", a,
+				CTL_VERIFY_USAGE);
+			return 2;
+		} else if (!ledger) {
+			ledger = a;
+		} else {
+			fprintf(stderr, "ledgerctl verify: one LEDGER only\n%s",
+				CTL_VERIFY_USAGE);
+			return 2;
+		}
+	}
+	if (!ledger) {
+		fputs(CTL_VERIFY_USAGE, stderr);
+		return 2;
+	}
+	if (key_path) {
+		rc = ctl_read_key(key_path, key);
+		if (rc == 1)
+			fprintf(stderr,
+				"ledgerctl verify: cannot read key %s: %s\n",
+				key_path, strerror(errno));
+		if (rc)
+			return 2;
+		have_key = true;
+	} else {
+		rc = ctl_read_key(CTL_DEFAULT_KEY, key);
+		if (rc < 0)
+			return 2;
+		if (rc == 1 && errno == EACCES)
+			fprintf(stderr,
+				"ledgerctl verify: cannot read %s: %s\n",
+				CTL_DEFAULT_KEY, strerror(EACCES));
+		have_key = rc == 0;
+	}
+	if (!have_key)
+		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
+	fd = ctl_open_ledger(ledger);
+	if (fd < 0) {
+		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",
+			ledger, strerror(errno));
+		rc = 2;
+		goto out;
+	}
+	rc = ctl_verify_fd(fd, ledger, have_key ? key : NULL, head_arg);
+	close(fd);
+out:
+	explicit_bzero(key, sizeof(key));
+	return rc;
+}

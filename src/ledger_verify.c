@@ -1,0 +1,514 @@
+/*
+ * ledger_verify.c - reading a ledger back: line splitting, a small
+ * top-level scanner that checks chain, row numbers and MACs without a full
+ * JSON parse, and the canonical-form check for rows that are parsed anyway.
+ */
+#include "ledger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LEDGER_MAX_LINE ((size_t)64 << 20)
+#define LEDGER_READ_BUF ((size_t)4 << 20)
+
+/* One top-level member's value as it appears in the line (quotes kept). */
+struct ledger_tok {
+	const char *p;
+	size_t n;
+};
+
+/* The members the scanner picks out of a line. */
+struct ledger_fields {
+	struct ledger_tok case_id, row, prev, mac, time, phase;
+	const char *mac_member; /* the ',' in front of "mac" */
+	const char *mac_end;	/* one past the mac value */
+};
+
+/* The running state of one scan. */
+struct ledger_scan {
+	const unsigned char *host_key;
+	unsigned char case_key[CHAIN_KEY_BYTES];
+	char *case_tok; /* expected case_id as a JSON string token */
+	size_t case_tok_len;
+	unsigned long long row; /* rows verified so far */
+	char prev[CHAIN_HEX_LEN + 1];
+	bool parse; /* parse each row: canonical check and/or cb */
+	ledger_row_cb cb;
+	void *ctx;
+	char *scratch; /* the line without its mac member */
+	size_t scratch_cap;
+};
+
+/* Skip a JSON string starting at *p == '"'.  End past the quote or NULL. */
+static const char *ledger_skip_string(const char *p, const char *end)
+{
+	const char *q;
+	size_t bs;
+
+	/* Find quotes fast; a quote after an odd run of backslashes is data. */
+	for (p++; p < end; p = q + 1) {
+		q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
+			return NULL;
+		for (bs = 0; q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\'; bs++)
+			;
+		if (!(bs & 1))
+			return q + 1;
+	}
+	return NULL;
+}
+
+/* Skip one value (lexically; the MAC or the parse judges its insides). */
+static const char *ledger_skip_value(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (p >= end)
+		return NULL;
+	if (*p == '"')
+		return ledger_skip_string(p, end);
+	if (*p == '{' || *p == '[') {
+		for (; p < end; p++) {
+			if (*p == '"') {
+				p = ledger_skip_string(p, end);
+				if (!p)
+					return NULL;
+				p--;
+			} else if (*p == '{' || *p == '[') {
+				depth++;
+			} else if (*p == '}' || *p == ']') {
+				if (--depth == 0)
+					return p + 1;
+			}
+		}
+		return NULL;
+	}
+	/* A scalar: runs to the member separator. */
+	while (p < end && *p != ',' && *p != '}' && *p != '"' && *p != '{' &&
+	       *p != '[' && *p != ']')
+		p++;
+	return p;
+}
+
+static bool ledger_key_is(const char *k, size_t kn, const char *name)
+{
+	size_t n = strlen(name);
+
+	return kn == n + 2 && memcmp(k + 1, name, n) == 0;
+}
+
+/*
+ * Pick the members out of a compact top-level object.  0, or -1 with
+ * *err saying what is wrong with the shape.
+ */
+static int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
+			      const char **err)
+{
+	const char *p = s, *end = s + n, *k, *v, *member;
+	struct ledger_tok *slot;
+	size_t kn;
+
+	memset(f, 0, sizeof(*f));
+	if (n < 2 || *p != '{' || end[-1] != '}') {
+		*err = "not a JSON object";
+		return -1;
+	}
+	p++;
+	for (;;) {
+		member = p;
+		if (p >= end || *p != '"') {
+			*err = "malformed member";
+			return -1;
+		}
+		k = p;
+		p = ledger_skip_string(p, end);
+		if (!p || p >= end || *p != ':') {
+			*err = "malformed member";
+			return -1;
+		}
+		kn = (size_t)(p - k);
+		v = ++p;
+		p = ledger_skip_value(p, end);
+		if (!p || p == v || p >= end) {
+			*err = "malformed value";
+			return -1;
+		}
+		slot = NULL;
+		if (ledger_key_is(k, kn, "case_id"))
+			slot = &f->case_id;
+		else if (ledger_key_is(k, kn, "row"))
+			slot = &f->row;
+		else if (ledger_key_is(k, kn, "prev"))
+			slot = &f->prev;
+		else if (ledger_key_is(k, kn, "mac"))
+			slot = &f->mac;
+		else if (ledger_key_is(k, kn, "time"))
+			slot = &f->time;
+		else if (ledger_key_is(k, kn, "phase"))
+			slot = &f->phase;
+		if (slot) {
+			if (slot->p) {
+				*err = "duplicate member";
+				return -1;
+			}
+			slot->p = v;
+			slot->n = (size_t)(p - v);
+			if (slot == &f->mac) {
+				f->mac_member = member - 1;
+				f->mac_end = p;
+			}
+		}
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == '}' && p + 1 == end)
+			return 0;
+		*err = "malformed object";
+		return -1;
+	}
+}
+
+static bool ledger_is_str(const struct ledger_tok *t)
+{
+	return t->p && t->n >= 2 && t->p[0] == '"' && t->p[t->n - 1] == '"';
+}
+
+static bool ledger_is_hex_tok(const struct ledger_tok *t)
+{
+	unsigned bad = 0;
+	size_t i;
+
+	if (!ledger_is_str(t) || t->n != CHAIN_HEX_LEN + 2)
+		return false;
+	/* Branch-free: lower-case hex digits only. */
+	for (i = 1; i <= CHAIN_HEX_LEN; i++) {
+		unsigned char c = (unsigned char)t->p[i];
+
+		bad |= (unsigned)((unsigned char)(c - '0') > 9 &&
+				  (unsigned char)(c - 'a') > 5);
+	}
+	return !bad;
+}
+
+/* A canonical row number: digits, no leading zero.  0 if not one. */
+static unsigned long long ledger_row_number(const struct ledger_tok *t)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (!t->p || t->n == 0 || t->n > 19 || (t->p[0] == '0'))
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		if (t->p[i] < '0' || t->p[i] > '9')
+			return 0;
+		v = v * 10 + (unsigned long long)(t->p[i] - '0');
+	}
+	return v;
+}
+
+/* Take the case from row 1's token: derive the key, remember the token. */
+static enum lf_err ledger_take_case(struct ledger_scan *st,
+				    const struct ledger_tok *t,
+				    struct lf_why *why)
+{
+	json_t *v =
+		json_loadb(t->p, t->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+
+	if (!json_is_string(v)) {
+		json_decref(v);
+		return lf_fail(why, LF_VERIFY, "row 1: case_id is malformed");
+	}
+	if (st->host_key)
+		chain_case_key(st->host_key, json_string_value(v),
+			       st->case_key);
+	json_decref(v);
+	st->case_tok = malloc(t->n);
+	if (!st->case_tok)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	memcpy(st->case_tok, t->p, t->n);
+	st->case_tok_len = t->n;
+	return LF_OK;
+}
+
+static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
+				    size_t n, const struct ledger_fields *f,
+				    unsigned long long r, struct lf_why *why)
+{
+	size_t head = (size_t)(f->mac_member - s);
+	size_t tail = n - (size_t)(f->mac_end - s);
+	char want[CHAIN_HEX_LEN + 1], got[CHAIN_HEX_LEN + 1];
+
+	if (head + tail > st->scratch_cap) {
+		char *nb = realloc(st->scratch, head + tail);
+
+		if (!nb)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		st->scratch = nb;
+		st->scratch_cap = head + tail;
+	}
+	/* The canonical row without mac is the line minus that member. */
+	memcpy(st->scratch, s, head);
+	memcpy(st->scratch + head, f->mac_end, tail);
+	chain_hmac_hex(st->case_key, st->scratch, head + tail, want);
+	memcpy(got, f->mac.p + 1, CHAIN_HEX_LEN);
+	got[CHAIN_HEX_LEN] = '\0';
+	if (!chain_equal(want, got))
+		return lf_fail(why, LF_VERIFY, "row %llu: mac does not match",
+			       r);
+	return LF_OK;
+}
+
+/* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
+static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
+				    size_t n, long long off,
+				    unsigned long long r, struct lf_why *why)
+{
+	json_error_t jerr;
+	json_t *row;
+	char *again = NULL;
+	enum lf_err rc = LF_VERIFY;
+	int cbrc;
+
+	row = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	if (!row) {
+		lf_fail(why, LF_VERIFY, "row %llu: not valid JSON (%s)", r,
+			jerr.text);
+		goto out;
+	}
+	again = ledger_canonical(row);
+	if (!again) {
+		rc = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	if (strlen(again) != n || memcmp(again, s, n) != 0) {
+		lf_fail(why, LF_VERIFY, "row %llu: not in canonical form", r);
+		goto out;
+	}
+	if (st->cb) {
+		cbrc = st->cb(st->ctx, row, off, n);
+		if (cbrc) {
+			rc = lf_fail(why, (enum lf_err)cbrc,
+				     "row %llu: refused by the reader (%s)", r,
+				     lf_err_name((enum lf_err)cbrc));
+			goto out;
+		}
+	}
+	rc = LF_OK;
+out:
+	free(again);
+	json_decref(row);
+	return rc;
+}
+
+/* All checks of one complete line (without its newline), in order. */
+static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
+				     size_t n, long long off,
+				     struct lf_why *why)
+{
+	unsigned long long r = st->row + 1, got;
+	struct ledger_fields f;
+	const char *err = NULL;
+	enum lf_err rc;
+
+	if (n > LEDGER_MAX_LINE)
+		return lf_fail(why, LF_VERIFY, "row %llu: line over 64 MiB", r);
+	if (ledger_scan_fields(s, n, &f, &err) < 0)
+		return lf_fail(why, LF_VERIFY, "row %llu: %s", r, err);
+	if (!f.row.p || !ledger_is_str(&f.case_id) || !f.prev.p || !f.mac.p ||
+	    !ledger_is_str(&f.time) || !ledger_is_str(&f.phase))
+		return lf_fail(
+			why, LF_VERIFY,
+			"row %llu: a required member (case_id, row, time, phase, prev, mac) is missing or not a string",
+			r);
+	got = ledger_row_number(&f.row);
+	if (got != r)
+		return lf_fail(why, LF_VERIFY,
+			       "row %llu: row number %.*s, expected %llu", r,
+			       (int)(f.row.n > 24 ? 24 : f.row.n), f.row.p, r);
+	if (!st->case_tok) {
+		rc = ledger_take_case(st, &f.case_id, why);
+		if (rc)
+			return rc;
+	} else if (f.case_id.n != st->case_tok_len ||
+		   memcmp(f.case_id.p, st->case_tok, f.case_id.n) != 0) {
+		return lf_fail(
+			why, LF_VERIFY, "row %llu: case_id %.*s, expected %.*s",
+			r, (int)(f.case_id.n > 64 ? 64 : f.case_id.n),
+			f.case_id.p,
+			(int)(st->case_tok_len > 64 ? 64 : st->case_tok_len),
+			st->case_tok);
+	}
+	if (f.prev.n != CHAIN_HEX_LEN + 2 ||
+	    memcmp(f.prev.p + 1, st->prev, CHAIN_HEX_LEN) != 0 ||
+	    f.prev.p[0] != '"' || f.prev.p[CHAIN_HEX_LEN + 1] != '"') {
+		if (r == 1)
+			return lf_fail(why, LF_VERIFY,
+				       "row 1: prev is not 64 zeros");
+		return lf_fail(why, LF_VERIFY,
+			       "row %llu: prev does not match row %llu", r,
+			       r - 1);
+	}
+	if (!ledger_is_hex_tok(&f.mac) || f.mac_member[0] != ',')
+		return lf_fail(why, LF_VERIFY, "row %llu: mac is malformed", r);
+	if (st->host_key) {
+		rc = ledger_check_mac(st, s, n, &f, r, why);
+		if (rc)
+			return rc;
+	}
+	if (st->parse) {
+		rc = ledger_parse_row(st, s, n, off, r, why);
+		if (rc)
+			return rc;
+	}
+	chain_sha256_hex(s, n, st->prev);
+	st->row = r;
+	return LF_OK;
+}
+
+/* The expected case as a canonical JSON string token. */
+static enum lf_err ledger_expect_case(struct ledger_scan *st,
+				      const char *case_id, struct lf_why *why)
+{
+	json_t *s = json_string(case_id);
+
+	if (!s)
+		return lf_fail(why, LF_VERIFY, "case id is not valid UTF-8");
+	st->case_tok = json_dumps(s, JSON_ENCODE_ANY | JSON_COMPACT);
+	json_decref(s);
+	if (!st->case_tok)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	st->case_tok_len = strlen(st->case_tok);
+	if (st->host_key)
+		chain_case_key(st->host_key, case_id, st->case_key);
+	return LF_OK;
+}
+
+static ssize_t ledger_pread(int fd, char *buf, size_t n, long long off)
+{
+	ssize_t r;
+
+	do {
+		r = pread(fd, buf, n, (off_t)off);
+	} while (r < 0 && errno == EINTR);
+	return r;
+}
+
+enum lf_err ledger_verify_fd(int fd, const char *case_id,
+			     const unsigned char *host_key, ledger_row_cb cb,
+			     void *ctx, struct ledger_report *rep,
+			     struct lf_why *why)
+{
+	struct ledger_scan st;
+	struct ledger_report dummy;
+	size_t cap = LEDGER_READ_BUF, have = 0, rem;
+	long long base = 0, readoff = 0; /* file offset of buf[0], of EOF */
+	long long good = 0;		 /* end of the last good line */
+	char *buf = NULL, *p, *q, *nl, *end;
+	size_t checked = 0;
+	enum lf_err rc = LF_OK;
+	struct stat sb;
+	ssize_t r;
+
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof(*rep));
+	memset(&st, 0, sizeof(st));
+	memset(st.prev, '0', CHAIN_HEX_LEN);
+	st.host_key = host_key;
+	st.cb = cb;
+	st.ctx = ctx;
+	/* Without a key the canonical form is checked by parsing. */
+	st.parse = cb || !host_key;
+	rep->macs_checked = host_key != NULL;
+	chain_init();
+	if (case_id) {
+		rc = ledger_expect_case(&st, case_id, why);
+		if (rc)
+			goto out;
+	}
+	/* A small ledger needs no large buffer; lines longer than it grow it. */
+	if (fstat(fd, &sb) == 0 && sb.st_size >= 0 &&
+	    (unsigned long long)sb.st_size < cap)
+		cap = (size_t)sb.st_size < 65536 ? 65536
+						 : (size_t)sb.st_size + 1;
+	buf = malloc(cap);
+	if (!buf) {
+		rc = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+#ifdef POSIX_FADV_SEQUENTIAL
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+	for (;;) {
+		r = ledger_pread(fd, buf + have, cap - have, readoff);
+		if (r < 0) {
+			rc = lf_fail(why, LF_IO, "cannot read ledger: %s",
+				     strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		readoff += r;
+		have += (size_t)r;
+		p = buf;
+		end = buf + have;
+		/* The carried-over start of a line holds no newline. */
+		q = buf + checked;
+		while ((nl = memchr(q, '\n', (size_t)(end - q)))) {
+			rc = ledger_check_line(&st, p, (size_t)(nl - p),
+					       base + (p - buf), why);
+			if (rc)
+				goto out;
+			p = nl + 1;
+			q = p;
+			good = base + (p - buf);
+		}
+		rem = (size_t)(end - p);
+		base += p - buf;
+		if (rem > LEDGER_MAX_LINE) {
+			rc = lf_fail(why, LF_VERIFY,
+				     "row %llu: line over 64 MiB", st.row + 1);
+			goto out;
+		}
+		memmove(buf, p, rem);
+		have = rem;
+		checked = rem;
+		if (have == cap) {
+			/* One line fills the buffer: make room, up to the bound. */
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				rc = lf_fail(why, LF_NOMEM, "out of memory");
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (have) {
+		rep->torn = true;
+		rc = lf_fail(why, LF_VERIFY,
+			     "row %llu: torn (no newline at end)", st.row + 1);
+	}
+out:
+	rep->head.rows = st.row;
+	memcpy(rep->head.head, st.prev, sizeof(st.prev));
+	rep->good_bytes = good;
+	rep->file_bytes = readoff;
+	if (rc != LF_OK && rc != LF_IO && rc != LF_NOMEM)
+		rep->bad_row = st.row + 1;
+	/* A scan that stopped early has not read to the end. */
+	if (rc != LF_OK && !rep->torn && fstat(fd, &sb) == 0 &&
+	    sb.st_size > readoff)
+		rep->file_bytes = sb.st_size;
+	free(buf);
+	free(st.case_tok);
+	free(st.scratch);
+	return rc;
+}

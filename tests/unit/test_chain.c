@@ -1,0 +1,262 @@
+/*
+ * test_chain.c - the chain's hashing, HMAC, key derivation and host key
+ * file rules (DESIGN 7), one test per rule.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chain.h"
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+	strcpy(tmpdir, "/tmp/test_chain.XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static void test_key(unsigned char k[CHAIN_KEY_BYTES])
+{
+	int i;
+
+	for (i = 0; i < CHAIN_KEY_BYTES; i++)
+		k[i] = (unsigned char)i;
+}
+
+static void write_file(const char *path, const void *buf, size_t n, int mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+	cr_assert_eq(fchmod(fd, (mode_t)mode), 0);
+	close(fd);
+}
+
+Test(chain, sha256_matches_known_answers)
+{
+	static const struct {
+		const char *in, *hex;
+	} vec[] = {
+		{"",
+		 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"abc",
+		 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+	};
+	char out[CHAIN_HEX_LEN + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		chain_sha256_hex(vec[i].in, strlen(vec[i].in), out);
+		cr_assert_str_eq(out, vec[i].hex, "vector %zu", i);
+	}
+}
+
+/* RFC 4231: keys shorter than 32 bytes are the same key zero-padded. */
+Test(chain, hmac_sha256_matches_rfc4231)
+{
+	unsigned char key[CHAIN_KEY_BYTES];
+	unsigned char data[50];
+	char out[CHAIN_HEX_LEN + 1];
+
+	memset(key, 0, sizeof(key));
+	memset(key, 0x0b, 20);
+	chain_hmac_hex(key, "Hi There", 8, out);
+	cr_assert_str_eq(
+		out,
+		"b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+		"RFC 4231 test case 1");
+
+	memset(key, 0, sizeof(key));
+	memcpy(key, "Jefe", 4);
+	chain_hmac_hex(key, "what do ya want for nothing?", 28, out);
+	cr_assert_str_eq(
+		out,
+		"5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+		"RFC 4231 test case 2");
+
+	memset(key, 0, sizeof(key));
+	for (int i = 0; i < 25; i++)
+		key[i] = (unsigned char)(i + 1);
+	memset(data, 0xcd, sizeof(data));
+	chain_hmac_hex(key, data, sizeof(data), out);
+	cr_assert_str_eq(
+		out,
+		"82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b",
+		"RFC 4231 test case 4");
+}
+
+Test(chain, case_key_is_hmac_of_label_and_case_id)
+{
+	unsigned char host[CHAIN_KEY_BYTES], ck[CHAIN_KEY_BYTES];
+	char hex[CHAIN_HEX_LEN + 1];
+	int i;
+
+	test_key(host);
+	chain_case_key(host, "C1", ck);
+	for (i = 0; i < CHAIN_KEY_BYTES; i++)
+		sprintf(hex + 2 * i, "%02x", ck[i]);
+	cr_assert_str_eq(
+		hex,
+		"157777c8d6d5c8a0a2c9ba0a55834b360beb5859634f832bd56b627a579986a6");
+}
+
+Test(chain, case_key_differs_per_case)
+{
+	unsigned char host[CHAIN_KEY_BYTES], a[CHAIN_KEY_BYTES],
+		b[CHAIN_KEY_BYTES], a2[CHAIN_KEY_BYTES];
+
+	test_key(host);
+	chain_case_key(host, "case-a", a);
+	chain_case_key(host, "case-b", b);
+	chain_case_key(host, "case-a", a2);
+	cr_assert_neq(memcmp(a, b, sizeof(a)), 0);
+	cr_assert_eq(memcmp(a, a2, sizeof(a)), 0);
+	host[0] ^= 1;
+	chain_case_key(host, "case-a", a2);
+	cr_assert_neq(memcmp(a, a2, sizeof(a)), 0, "the host key matters");
+}
+
+Test(chain, token_is_deterministic_per_key_case_and_nonce)
+{
+	unsigned char host[CHAIN_KEY_BYTES];
+	char t1[CHAIN_HEX_LEN + 1], t2[CHAIN_HEX_LEN + 1];
+
+	test_key(host);
+	chain_case_token(host, "C1", "n0nce", t1);
+	cr_assert_str_eq(
+		t1,
+		"40fb87d013a6c5b98d6ad370dcabe20017eb3c499e2413d148ab7778a1268395");
+	chain_case_token(host, "C1", "n0nce", t2);
+	cr_assert_str_eq(t1, t2);
+	chain_case_token(host, "C2", "n0nce", t2);
+	cr_assert_str_neq(t1, t2, "another case");
+	chain_case_token(host, "C1", "n0ncf", t2);
+	cr_assert_str_neq(t1, t2, "another nonce");
+	/* The separator keeps ("C1","x") apart from ("C1\0x"-like) splits. */
+	chain_case_token(host, "C", "1n0nce", t2);
+	cr_assert_str_neq(t1, t2, "case/nonce boundary");
+	host[5] ^= 0x80;
+	chain_case_token(host, "C1", "n0nce", t2);
+	cr_assert_str_neq(t1, t2, "another host key");
+}
+
+Test(chain, equal_compares_whole_strings)
+{
+	cr_assert(chain_equal("abc", "abc"));
+	cr_assert(chain_equal("", ""));
+	cr_assert_not(chain_equal("abc", "abd"));
+	cr_assert_not(chain_equal("abc", "ab"));
+	cr_assert_not(chain_equal("ab", "abc"));
+	cr_assert_not(chain_equal("xbc", "abc"));
+	cr_assert_not(chain_equal(NULL, "abc"));
+}
+
+Test(chain, random_hex_is_fresh_hex_of_requested_length)
+{
+	char a[2 * 100 + 1], b[2 * 100 + 1];
+	size_t i;
+
+	cr_assert_eq(chain_random_hex(100, a), 0);
+	cr_assert_eq(chain_random_hex(100, b), 0);
+	cr_assert_eq(strlen(a), 200);
+	for (i = 0; i < 200; i++)
+		cr_assert(strchr("0123456789abcdef", a[i]) != NULL);
+	cr_assert_str_neq(a, b);
+}
+
+Test(chain, key_file_created_0600_with_32_bytes_and_reloaded,
+     .init = make_tmpdir, .fini = remove_tmpdir)
+{
+	unsigned char k1[CHAIN_KEY_BYTES], k2[CHAIN_KEY_BYTES];
+	struct lf_why why = {{0}};
+	char dir[128], path[160];
+	struct stat st;
+
+	/* The folder does not exist yet: it is created 0700. */
+	snprintf(dir, sizeof(dir), "%s/etc", tmpdir);
+	snprintf(path, sizeof(path), "%s/host.key", dir);
+	cr_assert_eq(chain_load_host_key(path, k1, &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0600);
+	cr_assert_eq(st.st_size, CHAIN_KEY_BYTES);
+	cr_assert_eq(stat(dir, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0700);
+	cr_assert_eq(chain_load_host_key(path, k2, &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(memcmp(k1, k2, sizeof(k1)), 0);
+}
+
+Test(chain, key_file_readable_by_others_is_refused, .init = make_tmpdir,
+     .fini = remove_tmpdir)
+{
+	unsigned char k[CHAIN_KEY_BYTES] = {0};
+	struct lf_why why = {{0}};
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/host.key", tmpdir);
+	write_file(path, k, sizeof(k), 0644);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO);
+	cr_log_info("refused: %s", why.msg);
+	cr_assert(strstr(why.msg, "0644") && strstr(why.msg, "others"),
+		  "why names the mode: %s", why.msg);
+	write_file(path, k, sizeof(k), 0620);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO,
+		     "group-writable refused");
+}
+
+Test(chain, key_file_of_wrong_size_is_refused, .init = make_tmpdir,
+     .fini = remove_tmpdir)
+{
+	unsigned char k[64] = {0};
+	struct lf_why why = {{0}};
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/host.key", tmpdir);
+	write_file(path, k, 31, 0600);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO);
+	cr_assert(strstr(why.msg, "31 bytes"), "%s", why.msg);
+	write_file(path, k, 33, 0600);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO);
+	write_file(path, k, 0, 0600);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO,
+		     "an empty key file is never silently refilled");
+}
+
+Test(chain, key_file_not_regular_is_refused, .init = make_tmpdir,
+     .fini = remove_tmpdir)
+{
+	unsigned char k[CHAIN_KEY_BYTES];
+	struct lf_why why = {{0}};
+	char path[128], target[128];
+
+	snprintf(path, sizeof(path), "%s/host.key", tmpdir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO);
+	cr_assert(strstr(why.msg, "regular"), "%s", why.msg);
+	rmdir(path);
+	snprintf(target, sizeof(target), "%s/real.key", tmpdir);
+	write_file(target, k, sizeof(k), 0600);
+	cr_assert_eq(symlink(target, path), 0);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO);
+	cr_assert(strstr(why.msg, "symbolic link"), "%s", why.msg);
+	unlink(path);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(chain_load_host_key(path, k, &why), LF_IO,
+		     "a FIFO is refused without hanging");
+}
