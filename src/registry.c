@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,6 +142,13 @@ enum lf_err registry_open(const char *backing_dir,
 	if (r->backing_fd < 0) {
 		e = lf_fail(why, LF_IO, "backing folder %s: %s", backing_dir,
 			    strerror(errno));
+		goto fail;
+	}
+	/* Two daemons appending to one ledger would break its chain. */
+	if (flock(r->backing_fd, LOCK_EX | LOCK_NB) < 0) {
+		e = lf_fail(why, LF_IO,
+			    "backing folder %s is in use by another ledgerfs (%s)",
+			    backing_dir, strerror(errno));
 		goto fail;
 	}
 	if (mkdirat(r->backing_fd, "cases", 0700) < 0 && errno != EEXIST) {

@@ -65,5 +65,17 @@ else
 	echo "ok - key_file_inside_backing_is_refused"; pass=$((pass + 1))
 fi
 
+# A second daemon on a backing folder in use would break its chains.
+rm -rf "$work/p" && mkdir -p "$work/p" "$work/m2" && chmod 0755 "$work/p"
+timeout 10 "$bin" --backing="$work/p/back" --key="$work/k/host.key" "$mnt"
+out=$(timeout 10 "$bin" --backing="$work/p/back" --key="$work/k/host.key" "$work/m2" 2>&1)
+if mountpoint -q "$work/m2"; then
+	umount -l "$work/m2"; echo "not ok - second_daemon_on_the_same_backing_is_refused"; fail=$((fail + 1))
+elif printf '%s' "$out" | grep -q 'in use by another ledgerfs'; then
+	echo "ok - second_daemon_on_the_same_backing_is_refused"; pass=$((pass + 1))
+else
+	echo "not ok - second_daemon_on_the_same_backing_is_refused: $out"; fail=$((fail + 1))
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
