@@ -129,7 +129,8 @@ ctl status "$case_id"
 step "ledger (cat $mnt/cases/$case_id/ledger)"
 cat "$mnt/cases/$case_id/ledger"
 
-step "verify"
+step "verify (the mounted case against the daemon, then the backing copy with the key)"
+ctl verify "$mnt/cases/$case_id"
 ctl verify "$backing/cases/$case_id" --key "$key"
 
 step "evidence"
