@@ -119,9 +119,16 @@ int case_write_meta(struct lf_case *c)
 			return -1;
 	}
 
-	meta = json_pack("{s:s, s:s, s:s?, s:s?}", "case_id", c->name, "nonce",
-			 c->nonce, "policy", c->pdoc ? c->pdoc->text : NULL,
-			 "mocks", c->mdoc ? c->mdoc->text : NULL);
+	/*
+	 * Counters past the row bounds live nowhere else; they are saved
+	 * here at clean shutdown (see case_save_counters).
+	 */
+	meta = json_pack("{s:s, s:s, s:s?, s:s?, s:{s:I, s:I}}", "case_id",
+			 c->name, "nonce", c->nonce, "policy",
+			 c->pdoc ? c->pdoc->text : NULL, "mocks",
+			 c->mdoc ? c->mdoc->text : NULL, "counters", "refused",
+			 (json_int_t)c->refused, "over_limit",
+			 (json_int_t)c->over_limit);
 	if (!meta)
 		return -1;
 	text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
@@ -397,4 +404,13 @@ char *case_policy_text(struct lf_case *c)
 char *case_mocks_text(struct lf_case *c)
 {
 	return case_text_copy(c, &c->mdoc);
+}
+
+void case_save_counters(struct lf_case *c)
+{
+	pthread_mutex_lock(&c->lock);
+	/* Only counts no row holds need saving; most cases have none. */
+	if (c->refused > c->refused_rows || c->over_limit > 1)
+		case_write_meta(c);
+	pthread_mutex_unlock(&c->lock);
 }

@@ -57,6 +57,13 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 
 void case_free(struct lf_case *c);
 
+/*
+ * Save the counters that past their row bounds live only in memory
+ * (refusals and over-limit calls not recorded as rows), for a clean
+ * shutdown.  After a crash they restart from what the rows show.
+ */
+void case_save_counters(struct lf_case *c);
+
 const char *case_name(const struct lf_case *c);
 enum case_state case_get_state(struct lf_case *c);
 const char *case_state_name(enum case_state s);

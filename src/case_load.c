@@ -17,7 +17,8 @@
 #include "request.h"
 
 static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
-				  struct lf_why *doc_why)
+				  struct lf_why *doc_why,
+				  unsigned long saved[2])
 {
 	char buf[4096], *text = NULL;
 	size_t len = 0;
@@ -25,6 +26,7 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 	json_error_t jerr;
 	const char *nonce, *policy, *mocks;
 	json_t *pv = NULL, *mv = NULL;
+	json_int_t refused = 0, over = 0;
 	enum lf_err e = LF_IO;
 	int fd;
 
@@ -51,8 +53,10 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 		len += (size_t)n;
 	}
 	meta = text ? json_loadb(text, len, 0, &jerr) : NULL;
-	if (!meta || json_unpack(meta, "{s:s, s?o, s?o}", "nonce", &nonce,
-				 "policy", &pv, "mocks", &mv) < 0 ||
+	if (!meta || json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}}",
+				 "nonce", &nonce, "policy", &pv, "mocks", &mv,
+				 "counters", "refused", &refused, "over_limit",
+				 &over) < 0 ||
 	    strlen(nonce) >= sizeof(c->nonce) ||
 	    (pv && !json_is_string(pv) && !json_is_null(pv)) ||
 	    (mv && !json_is_string(mv) && !json_is_null(mv))) {
@@ -61,6 +65,8 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 		goto out;
 	}
 	snprintf(c->nonce, sizeof(c->nonce), "%s", nonce);
+	saved[0] = refused > 0 ? (unsigned long)refused : 0;
+	saved[1] = over > 0 ? (unsigned long)over : 0;
 	policy = json_string_value(pv);
 	mocks = json_string_value(mv);
 	/* Kept, but a case whose policy no longer loads cannot serve. */
@@ -171,6 +177,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 {
 	struct lf_case *c;
 	struct lf_why doc_why = {{0}};
+	unsigned long saved[2] = {0, 0};
 	char path[160];
 	enum lf_err e;
 
@@ -187,7 +194,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		e = lf_fail(why, LF_IO, "open %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	e = case_read_meta(c, why, &doc_why);
+	e = case_read_meta(c, why, &doc_why, saved);
 	if (e != LF_OK)
 		goto fail;
 	chain_case_token(host_key, c->name, c->nonce, c->token);
@@ -209,6 +216,11 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	}
 	close(c->dirfd);
 	c->dirfd = -1;
+	/* Both are lower bounds of the truth: keep the larger. */
+	if (saved[0] > c->refused)
+		c->refused = saved[0];
+	if (saved[1] > c->over_limit)
+		c->over_limit = saved[1];
 	if (c->state == CASE_REGISTERED && !CASE_POLICY(c)) {
 		c->state = CASE_FAILED;
 		case_set_str(&c->close_reason, "policy no longer loads: %s",

@@ -172,8 +172,10 @@ void registry_free(struct registry *r)
 
 	if (!r)
 		return;
-	for (i = 0; i < r->n; i++)
+	for (i = 0; i < r->n; i++) {
+		case_save_counters(r->cases[i]);
 		case_free(r->cases[i]);
+	}
 	free(r->cases);
 	strmap_free(&r->index);
 	if (r->backing_fd >= 0)
