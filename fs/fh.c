@@ -171,8 +171,9 @@ int lfs_fh_read(const char *path, char *buf, size_t size, off_t off,
 		pthread_mutex_unlock(&fh->lock);
 		return r < 0 ? -EIO : (int)r;
 	} else if (fh->snap && (size_t)off < fh->snap_len) {
-		n = fh->snap_len - (size_t)off < size ? fh->snap_len - (size_t)off
-						      : size;
+		n = fh->snap_len - (size_t)off < size
+			    ? fh->snap_len - (size_t)off
+			    : size;
 		memcpy(buf, fh->snap + off, n);
 	}
 	pthread_mutex_unlock(&fh->lock);
@@ -303,7 +304,7 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size)
 		}
 		i += (size_t)(nl - (buf + i)) + 1;
 		continue;
-refused:
+	refused:
 		if (i == 0)
 			return rc;
 		fh->pending_err = -rc;
@@ -349,9 +350,14 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&fh->lock);
 	if ((fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) && fh->dirty &&
 	    !fh->last_err) {
-		enum lf_err e = fh->n.kind == N_POLICY
-					? case_set_policy(fh->n.c, fh->buf ? fh->buf : "", fh->len, &why)
-					: case_set_mocks(fh->n.c, fh->buf ? fh->buf : "", fh->len, &why);
+		enum lf_err e =
+			fh->n.kind == N_POLICY
+				? case_set_policy(fh->n.c,
+						  fh->buf ? fh->buf : "",
+						  fh->len, &why)
+				: case_set_mocks(fh->n.c,
+						 fh->buf ? fh->buf : "",
+						 fh->len, &why);
 
 		if (e != LF_OK)
 			fprintf(stderr, "ledgerfs: %s %s: %s\n",

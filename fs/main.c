@@ -16,14 +16,14 @@
 #include "backing.h"
 #include "chain.h"
 #include "ops.h"
-#include <fuse_lowlevel.h> /* fuse_parse_cmdline */
 #include "registry.h"
 #include "request.h"
+#include <fuse_lowlevel.h> /* fuse_parse_cmdline */
 
-#define DEFAULT_BACKING "/var/lib/ledgerfs"
-#define DEFAULT_KEY "/etc/ledgerfs/host.key"
-#define LFS_THREADS 256	    /* worker threads unless -o max_threads */
-#define LFS_IDLE_THREADS 64 /* idle threads kept unless -o max_idle_threads */
+#define DEFAULT_BACKING	 "/var/lib/ledgerfs"
+#define DEFAULT_KEY	 "/etc/ledgerfs/host.key"
+#define LFS_THREADS	 256 /* worker threads unless -o max_threads */
+#define LFS_IDLE_THREADS 64  /* idle threads kept unless -o max_idle_threads */
 
 struct options {
 	char *backing;
@@ -37,7 +37,10 @@ struct options {
 	int show_version;
 };
 
-#define OPT(t, p) {t, offsetof(struct options, p), 1}
+#define OPT(t, p)                                                              \
+	{                                                                      \
+		t, offsetof(struct options, p), 1                              \
+	}
 enum { KEY_MAX_THREADS = 1 };
 static const struct fuse_opt option_spec[] = {
 	OPT("--backing=%s", backing),
@@ -72,8 +75,10 @@ static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [--backing=DIR] [--key=FILE] [--max-line=BYTES]\n"
 	       "       [--max-calls=N] [--max-refused=N] [-o OPTION]... MOUNTPOINT\n\n"
-	       "  --backing=DIR     ledgers and case state (default " DEFAULT_BACKING ")\n"
-	       "  --key=FILE        host key, created when absent (default " DEFAULT_KEY ")\n"
+	       "  --backing=DIR     ledgers and case state (default " DEFAULT_BACKING
+	       ")\n"
+	       "  --key=FILE        host key, created when absent (default " DEFAULT_KEY
+	       ")\n"
 	       "  --max-line=BYTES  request line limit (default 1048576)\n"
 	       "  --max-calls=N     calls per case before calls are blocked (default 100000)\n"
 	       "  --max-refused=N   refused rows kept per case (default 64)\n"
@@ -117,14 +122,15 @@ static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
 		 * concurrent cases would create and destroy threads on
 		 * every wave, so keep as many as typically call at once.
 		 */
-		fuse_loop_cfg_set_idle_threads(cfg, opts.max_idle_threads <= 100000
-							    ? opts.max_idle_threads
-							    : LFS_IDLE_THREADS);
+		fuse_loop_cfg_set_idle_threads(cfg,
+					       opts.max_idle_threads <= 100000
+						       ? opts.max_idle_threads
+						       : LFS_IDLE_THREADS);
 		/* libfuse 3.14 leaves max_threads at -1 when not given. */
-		fuse_loop_cfg_set_max_threads(cfg, opts.max_threads > 10 &&
-							   opts.max_threads <= 100000
-						   ? opts.max_threads
-						   : LFS_THREADS);
+		fuse_loop_cfg_set_max_threads(
+			cfg, opts.max_threads > 10 && opts.max_threads <= 100000
+				     ? opts.max_threads
+				     : LFS_THREADS);
 		rc = fuse_loop_mt(fuse, cfg) ? 1 : 0;
 		fuse_loop_cfg_destroy(cfg);
 	}

@@ -47,15 +47,24 @@ int lfs_errno(enum lf_err e)
 const char *lfs_errno_name(int err)
 {
 	switch (err) {
-	case EINVAL: return "EINVAL";
-	case EFBIG: return "EFBIG";
-	case EACCES: return "EACCES";
-	case EEXIST: return "EEXIST";
-	case EPIPE: return "EPIPE";
-	case ENOENT: return "ENOENT";
-	case EBUSY: return "EBUSY";
-	case ENOMEM: return "ENOMEM";
-	default: return "EIO";
+	case EINVAL:
+		return "EINVAL";
+	case EFBIG:
+		return "EFBIG";
+	case EACCES:
+		return "EACCES";
+	case EEXIST:
+		return "EEXIST";
+	case EPIPE:
+		return "EPIPE";
+	case ENOENT:
+		return "ENOENT";
+	case EBUSY:
+		return "EBUSY";
+	case ENOMEM:
+		return "ENOMEM";
+	default:
+		return "EIO";
 	}
 }
 
@@ -152,8 +161,8 @@ static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 	case N_CASES:
 		count = registry_count(ctx()->reg);
 		for (i = 0; i < count; i++)
-			filler(buf, case_name(registry_at(ctx()->reg, i)),
-			       NULL, 0, 0);
+			filler(buf, case_name(registry_at(ctx()->reg, i)), NULL,
+			       0, 0);
 		break;
 	case N_CALLS:
 	case N_REPLIES:
@@ -161,8 +170,9 @@ static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		for (i = 0; i < count; i++)
 			if (case_call_dirname(n.c, i, name, sizeof(name)) == 0)
 				filler(buf,
-				       n.kind == N_CALLS ? name
-							 : strchr(name, '-') + 1,
+				       n.kind == N_CALLS
+					       ? name
+					       : strchr(name, '-') + 1,
 				       NULL, 0, 0);
 		break;
 	default:

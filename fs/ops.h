@@ -22,8 +22,6 @@ extern const struct fuse_operations lfs_ops;
 int lfs_errno(enum lf_err e);
 const char *lfs_errno_name(int err);
 
-
-
 static inline struct lfs_ctx *lfs_context(void)
 {
 	return fuse_get_context()->private_data;

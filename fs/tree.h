@@ -39,15 +39,15 @@ enum node_kind {
 struct node {
 	enum node_kind kind;
 	struct lf_case *c;
-	char arg[160];	/* calls/ folder name or replies/ call id */
-	char file[16];	/* calls/DIR/ file name */
+	char arg[160]; /* calls/ folder name or replies/ call id */
+	char file[16]; /* calls/DIR/ file name */
 };
 
 /* The fixed properties of a kind. */
 struct node_info {
 	const char *name; /* file name inside its parent, NULL if variable */
 	enum node_kind parent;
-	mode_t mode; /* S_IFDIR|0700 ... */
+	mode_t mode;	 /* S_IFDIR|0700 ... */
 	bool line_input; /* written one line at a time by the target/host */
 };
 

@@ -115,11 +115,13 @@ static enum lf_err backing_check_ancestors(const char *real, struct lf_why *why)
 			continue;
 		if (writable && lstat(f->path, &st) == 0 &&
 		    (st.st_mode & S_ISVTX) &&
-		    backing_next_below(f->path, real, next, sizeof(next)) == 0 &&
+		    backing_next_below(f->path, real, next, sizeof(next)) ==
+			    0 &&
 		    lstat(next, &child) == 0 && owner_ok(&child))
 			continue;
 		seal_finding_line(f, text, sizeof(text));
-		e = lf_fail(why, LF_VERIFY, "above the backing folder: %s", text);
+		e = lf_fail(why, LF_VERIFY, "above the backing folder: %s",
+			    text);
 		goto out;
 	}
 out:
@@ -142,17 +144,20 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 		return lf_fail(why, LF_IO, "backing folder %s: %s", dir,
 			       strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return lf_fail(why, LF_VERIFY,
-			       "backing folder %s is not a folder (or is a symbolic link)",
-			       dir);
+		return lf_fail(
+			why, LF_VERIFY,
+			"backing folder %s is not a folder (or is a symbolic link)",
+			dir);
 	if (st.st_uid != geteuid())
-		return lf_fail(why, LF_VERIFY,
-			       "backing folder %s is owned by uid %u, not by this user",
-			       dir, (unsigned)st.st_uid);
+		return lf_fail(
+			why, LF_VERIFY,
+			"backing folder %s is owned by uid %u, not by this user",
+			dir, (unsigned)st.st_uid);
 	if ((st.st_mode & 07777) != 0700)
-		return lf_fail(why, LF_VERIFY,
-			       "backing folder %s has mode %04o; it must be 0700",
-			       dir, (unsigned)(st.st_mode & 07777));
+		return lf_fail(
+			why, LF_VERIFY,
+			"backing folder %s has mode %04o; it must be 0700", dir,
+			(unsigned)(st.st_mode & 07777));
 	if (!realpath(dir, real))
 		return lf_fail(why, LF_IO, "backing folder %s: %s", dir,
 			       strerror(errno));
@@ -164,20 +169,22 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 			return lf_fail(why, LF_IO, "mount point %s: %s",
 				       mountpoint, strerror(errno));
 		if (backing_contains(mst.st_dev, mst.st_ino, dir, &inside) < 0)
-			return lf_fail(why, LF_IO, "backing folder %s: %s",
-				       dir, strerror(errno));
+			return lf_fail(why, LF_IO, "backing folder %s: %s", dir,
+				       strerror(errno));
 		if (inside)
-			return lf_fail(why, LF_VERIFY,
-				       "backing folder %s lies inside the mount point %s",
-				       dir, mountpoint);
+			return lf_fail(
+				why, LF_VERIFY,
+				"backing folder %s lies inside the mount point %s",
+				dir, mountpoint);
 		if (backing_contains(st.st_dev, st.st_ino, mountpoint,
 				     &inside) < 0)
 			return lf_fail(why, LF_IO, "mount point %s: %s",
 				       mountpoint, strerror(errno));
 		if (inside)
-			return lf_fail(why, LF_VERIFY,
-				       "mount point %s lies inside the backing folder %s",
-				       mountpoint, dir);
+			return lf_fail(
+				why, LF_VERIFY,
+				"mount point %s lies inside the backing folder %s",
+				mountpoint, dir);
 	}
 	if (keyfile) {
 		char kdir[PATH_MAX], *slash;
@@ -188,11 +195,13 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 			*slash = '\0';
 		else
 			snprintf(kdir, sizeof(kdir), "%s", slash ? "/" : ".");
-		if (backing_contains(st.st_dev, st.st_ino, kdir, &inside) == 0 &&
+		if (backing_contains(st.st_dev, st.st_ino, kdir, &inside) ==
+			    0 &&
 		    inside)
-			return lf_fail(why, LF_VERIFY,
-				       "key file %s lies inside the backing folder %s: a copy of the ledgers would carry the key",
-				       keyfile, dir);
+			return lf_fail(
+				why, LF_VERIFY,
+				"key file %s lies inside the backing folder %s: a copy of the ledgers would carry the key",
+				keyfile, dir);
 	}
 	return LF_OK;
 }

@@ -7,8 +7,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +21,8 @@
 const char *case_state_name(enum case_state s)
 {
 	static const char *const names[] = {
-		[CASE_OPENED] = "opened",
-		[CASE_READY] = "ready",
-		[CASE_REGISTERED] = "registered",
-		[CASE_CLOSED] = "closed",
+		[CASE_OPENED] = "opened",	  [CASE_READY] = "ready",
+		[CASE_REGISTERED] = "registered", [CASE_CLOSED] = "closed",
 		[CASE_FAILED] = "failed",
 	};
 	return names[s];
@@ -137,7 +135,8 @@ int case_write_meta(struct lf_case *c)
 		return -1;
 	len = strlen(text);
 	fd = openat(dirfd, "case.json.tmp",
-		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
 	if (fd < 0)
 		goto out;
 	while (done < len) {
@@ -239,17 +238,19 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	enum lf_err e;
 
 	if (!request_valid_id(name, strlen(name)))
-		return lf_fail(why, LF_BAD_NAME,
-			       "case name must be 1-128 characters of [A-Za-z0-9._:-], not . or ..");
+		return lf_fail(
+			why, LF_BAD_NAME,
+			"case name must be 1-128 characters of [A-Za-z0-9._:-], not . or ..");
 	c = case_alloc(name, lim);
 	if (!c)
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	c->backing_fd = backing_fd;
 	snprintf(path, sizeof(path), "cases/%s", name);
 	if (mkdirat(backing_fd, path, 0700) < 0) {
-		e = errno == EEXIST ? lf_fail(why, LF_EXISTS, "case %s exists", name)
-				    : lf_fail(why, LF_IO, "mkdir %s: %s", path,
-					      strerror(errno));
+		e = errno == EEXIST
+			    ? lf_fail(why, LF_EXISTS, "case %s exists", name)
+			    : lf_fail(why, LF_IO, "mkdir %s: %s", path,
+				      strerror(errno));
 		goto fail;
 	}
 	c->dirfd = openat(backing_fd, path,
@@ -267,8 +268,8 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 		e = lf_fail(why, LF_IO, "write case.json: %s", strerror(errno));
 		goto fail;
 	}
-	e = ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, true,
-			NULL, NULL, &c->ledger, why);
+	e = ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, true, NULL,
+			NULL, &c->ledger, why);
 	if (e != LF_OK)
 		goto fail;
 	row = json_pack("{s:s}", "phase", "case_opened");
@@ -303,8 +304,8 @@ enum lf_err case_load_docs(struct lf_case *c, const char *policy,
 		c->pdoc = docshare_get(DOC_POLICY, policy, strlen(policy), &e,
 				       why);
 	if (e == LF_OK && mocks)
-		c->mdoc = docshare_get(DOC_MOCKS, mocks, strlen(mocks), &e,
-				       why);
+		c->mdoc =
+			docshare_get(DOC_MOCKS, mocks, strlen(mocks), &e, why);
 	return e;
 }
 

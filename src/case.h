@@ -30,9 +30,9 @@ struct case_limits {
 	unsigned long max_refused; /* refused rows kept per case */
 };
 
-#define CASE_MAX_CALLS_DEFAULT 100000UL
+#define CASE_MAX_CALLS_DEFAULT	 100000UL
 #define CASE_MAX_REFUSED_DEFAULT 64UL
-#define CASE_DOC_MAX (16u * 1024 * 1024)
+#define CASE_DOC_MAX		 (16u * 1024 * 1024)
 
 /* The files of the target folder, for refusal rows and `error`. */
 enum case_input { CASE_IN_REQUEST, CASE_IN_RESULT, CASE_IN_REGISTER };
@@ -103,9 +103,9 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
  * Record a refusal decided outside the parsers (e.g. a line over the
  * limit seen by the view before it was complete).  Returns code.
  */
-enum lf_err case_refuse(struct lf_case *c, enum case_input in,
-			enum lf_err code, const char *reason,
-			const char *input, size_t input_len);
+enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
+			const char *reason, const char *input,
+			size_t input_len);
 
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);
@@ -120,13 +120,11 @@ char *case_reply_for(struct lf_case *c, const char *call_id);
 size_t case_call_count(struct lf_case *c);
 int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size);
 /* calls/DIR/FILE with FILE in request, decision, result. malloc'd. */
-char *case_call_file(struct lf_case *c, const char *dirname,
-		     const char *file);
+char *case_call_file(struct lf_case *c, const char *dirname, const char *file);
 
 /* Bytes of the ledger file now (for serving `ledger`), and a pread. */
 long long case_ledger_size(struct lf_case *c);
-long case_ledger_read(struct lf_case *c, char *buf, size_t size,
-		      long long off);
+long case_ledger_read(struct lf_case *c, char *buf, size_t size, long long off);
 void case_ledger_head(struct lf_case *c, struct ledger_head *out);
 
 /* Approximate heap bytes used by the case (for the memory benchmark). */

@@ -59,9 +59,8 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 	return code;
 }
 
-enum lf_err case_refuse(struct lf_case *c, enum case_input in,
-			enum lf_err code, const char *reason, const char *input,
-			size_t input_len)
+enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
+			const char *reason, const char *input, size_t input_len)
 {
 	pthread_mutex_lock(&c->lock);
 	case_refuse_locked(c, in, code, reason, input, input_len, NULL);
@@ -129,9 +128,10 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	if (c->state == CASE_REGISTERED)
 		goto out; /* an identical repeat: success, no row */
 	if (c->state != CASE_READY) {
-		e = lf_fail(why, LF_NOT_READY,
-			    "registration refused: case %s has no valid policy yet",
-			    c->name);
+		e = lf_fail(
+			why, LF_NOT_READY,
+			"registration refused: case %s has no valid policy yet",
+			c->name);
 		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
 		goto out;
 	}
@@ -175,8 +175,10 @@ char *case_reply_from_row(const json_t *row)
 			json_object_set(r, keys[i], v);
 	}
 	if (mode && strcmp(mode, "pass") != 0) {
-		json_object_set(r, "returned", json_object_get(row, "returned"));
-		json_object_set(r, "is_error", json_object_get(row, "is_error"));
+		json_object_set(r, "returned",
+				json_object_get(row, "returned"));
+		json_object_set(r, "is_error",
+				json_object_get(row, "is_error"));
 		json_object_set_new(r, "result_source",
 				    json_string("host_mediator"));
 		json_object_set_new(r, "result_authoritative", json_true());
@@ -239,8 +241,9 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 		json_object_set_new(row, "is_error", json_boolean(mr.is_error));
 		json_object_set_new(row, "mock_source", json_string(mr.source));
 		json_object_set_new(row, "mock_rule",
-				    mr.mock_rule < 0 ? json_null()
-						     : json_integer(mr.mock_rule));
+				    mr.mock_rule < 0
+					    ? json_null()
+					    : json_integer(mr.mock_rule));
 		if (mr.step >= 0)
 			json_object_set_new(row, "mock_step",
 					    json_integer(mr.step));
@@ -252,7 +255,8 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 		}
 	}
 	json_object_set_new(row, "real_executed", json_false());
-	json_object_set_new(row, "execution_status", json_string("not_executed"));
+	json_object_set_new(row, "execution_status",
+			    json_string("not_executed"));
 	json_object_set_new(row, "result_source", json_string("host_mediator"));
 	json_object_set_new(row, "result_authoritative", json_true());
 	json_object_set_new(row, "completion_status", json_string("complete"));
@@ -277,7 +281,8 @@ static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 	json_object_set_new(row, "returned", policy_block_payload(rc->tool));
 	json_object_set_new(row, "is_error", json_true());
 	json_object_set_new(row, "real_executed", json_false());
-	json_object_set_new(row, "execution_status", json_string("not_executed"));
+	json_object_set_new(row, "execution_status",
+			    json_string("not_executed"));
 	json_object_set_new(row, "result_source", json_string("host_mediator"));
 	json_object_set_new(row, "result_authoritative", json_true());
 	json_object_set_new(row, "completion_status", json_string("complete"));
@@ -386,10 +391,11 @@ static enum lf_err case_result_locked(struct lf_case *c,
 		return lf_fail(why, LF_UNKNOWN_CALL, "no call with id '%s'",
 			       rr->call_id);
 	if (e->mode != LF_MODE_PASS)
-		return lf_fail(why, LF_NOT_PASS,
-			       "call '%s' was %s: its result comes from the host",
-			       rr->call_id,
-			       e->mode == LF_MODE_MOCK ? "mocked" : "blocked");
+		return lf_fail(
+			why, LF_NOT_PASS,
+			"call '%s' was %s: its result comes from the host",
+			rr->call_id,
+			e->mode == LF_MODE_MOCK ? "mocked" : "blocked");
 	if (e->completion == CALL_MISSING)
 		return lf_fail(why, LF_NOT_PASS,
 			       "call '%s' was already marked missing",

@@ -36,12 +36,11 @@ static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
 			"{s:s, s:I, s:s, s:O, s:n, s:b, s:n, s:s, s:s, s:s, s:b, s:s, s:I}",
 			"phase", "completion_missing", "sequence",
 			(json_int_t)e->seq, "call_id", e->id, "tool",
-			json_object_get(dec, "tool"), "returned", "is_error",
-			1, "real_executed", "execution_status", "unknown",
+			json_object_get(dec, "tool"), "returned", "is_error", 1,
+			"real_executed", "execution_status", "unknown",
 			"result_source", "not_reported", "completion_status",
-			"missing", "result_authoritative", 0,
-			"decision_source", "host_mediator", "turn",
-			(json_int_t)c->turn);
+			"missing", "result_authoritative", 0, "decision_source",
+			"host_mediator", "turn", (json_int_t)c->turn);
 		json_decref(dec);
 		if (!row)
 			return lf_fail(why, LF_NOMEM, "out of memory");
@@ -106,9 +105,9 @@ static enum lf_err case_finish(struct lf_case *c, bool failed,
 	e = case_mark_missing(c, &missing, why);
 	if (e != LF_OK)
 		return e;
-	row = json_pack("{s:s, s:s, s:o, s:I}", "phase", "case_closed",
-			"state", failed ? "failed" : "closed", "counts",
-			case_counts(c), "turn", (json_int_t)c->turn);
+	row = json_pack("{s:s, s:s, s:o, s:I}", "phase", "case_closed", "state",
+			failed ? "failed" : "closed", "counts", case_counts(c),
+			"turn", (json_int_t)c->turn);
 	if (!row)
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	if (failed)
@@ -169,10 +168,10 @@ char *case_status_json(struct lf_case *c)
 	st = json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:I, s:s?, s:s?, s:s?}",
 		       "case_id", c->name, "state", case_state_name(c->state),
 		       "rows", (json_int_t)h.rows, "head", h.head, "turn",
-		       (json_int_t)c->turn, "counts", case_counts(c),
-		       "pending", (json_int_t)c->n_pending, "policy_error",
-		       c->policy_error, "mocks_error", c->mocks_error,
-		       "reason", c->close_reason);
+		       (json_int_t)c->turn, "counts", case_counts(c), "pending",
+		       (json_int_t)c->n_pending, "policy_error",
+		       c->policy_error, "mocks_error", c->mocks_error, "reason",
+		       c->close_reason);
 	pthread_mutex_unlock(&c->lock);
 	if (st) {
 		s = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);

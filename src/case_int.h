@@ -60,8 +60,8 @@ struct lf_case {
 };
 
 #define CASE_POLICY(c) ((c)->pdoc ? (c)->pdoc->policy : NULL)
-#define CASE_MOCKS(c) ((c)->mdoc ? (c)->mdoc->mocks : NULL)
-#define CASE_STR(s) ((s) ? (s) : "")
+#define CASE_MOCKS(c)  ((c)->mdoc ? (c)->mdoc->mocks : NULL)
+#define CASE_STR(s)    ((s) ? (s) : "")
 
 /* case.c */
 void case_set_str(char **field, const char *fmt, ...)

@@ -53,10 +53,10 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 		len += (size_t)n;
 	}
 	meta = text ? json_loadb(text, len, 0, &jerr) : NULL;
-	if (!meta || json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}}",
-				 "nonce", &nonce, "policy", &pv, "mocks", &mv,
-				 "counters", "refused", &refused, "over_limit",
-				 &over) < 0 ||
+	if (!meta ||
+	    json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}}", "nonce", &nonce,
+			"policy", &pv, "mocks", &mv, "counters", "refused",
+			&refused, "over_limit", &over) < 0 ||
 	    strlen(nonce) >= sizeof(c->nonce) ||
 	    (pv && !json_is_string(pv) && !json_is_null(pv)) ||
 	    (mv && !json_is_string(mv) && !json_is_null(mv))) {
@@ -106,9 +106,10 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 				  &why) == LF_OK)
 			json_decref(mr.returned);
 	}
-	case_add_call(c, id, (uint32_t)json_integer_value(
-				     json_object_get(row, "sequence")),
-		      mode, off, len);
+	case_add_call(
+		c, id,
+		(uint32_t)json_integer_value(json_object_get(row, "sequence")),
+		mode, off, len);
 }
 
 static void case_replay_result(struct lf_case *c, const json_t *row,

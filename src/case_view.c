@@ -67,8 +67,7 @@ int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size)
 
 	pthread_mutex_lock(&c->lock);
 	if (i < c->ncalls) {
-		snprintf(buf, size, "%06u-%s", c->calls[i].seq,
-			 c->calls[i].id);
+		snprintf(buf, size, "%06u-%s", c->calls[i].seq, c->calls[i].id);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -138,14 +137,13 @@ char *case_call_file(struct lf_case *c, const char *dirname, const char *file)
 		if (res)
 			v = json_incref(res);
 		else if (mode != LF_MODE_PASS)
-			v = json_pack("{s:O, s:O, s:O, s:s, s:b}", "call_id",
-				      json_object_get(dec, "call_id"),
-				      "returned",
-				      json_object_get(dec, "returned"),
-				      "is_error",
-				      json_object_get(dec, "is_error"),
-				      "result_source", "host_mediator",
-				      "result_authoritative", 1);
+			v = json_pack(
+				"{s:O, s:O, s:O, s:s, s:b}", "call_id",
+				json_object_get(dec, "call_id"), "returned",
+				json_object_get(dec, "returned"), "is_error",
+				json_object_get(dec, "is_error"),
+				"result_source", "host_mediator",
+				"result_authoritative", 1);
 		else
 			v = json_pack("{s:O, s:s}", "call_id",
 				      json_object_get(dec, "call_id"),

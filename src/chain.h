@@ -11,7 +11,7 @@
 #include "err.h"
 
 #define CHAIN_KEY_BYTES 32
-#define CHAIN_HEX_LEN 64 /* hex digits of a SHA-256; buffers are +1 */
+#define CHAIN_HEX_LEN	64 /* hex digits of a SHA-256; buffers are +1 */
 
 /* Initialise libgcrypt once (thread-safe, idempotent). */
 void chain_init(void);

@@ -6,7 +6,7 @@
 #ifndef LF_CTL_H
 #define LF_CTL_H
 
-#define CTL_DEFAULT_KEY "/etc/ledgerfs/host.key"
+#define CTL_DEFAULT_KEY	  "/etc/ledgerfs/host.key"
 #define CTL_DEFAULT_MOUNT "/run/ledgerfs"
 
 /* verify LEDGER [--key FILE] [--head ROWS:HEX]: 0 good, 1 bad, 2 usage/IO. */

@@ -3,6 +3,7 @@
  * close, fail, status, ls.  They use the view's files exactly as a shell
  * user would (mkdir, write, read), so they show what the files promise.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include "cassette.h"
 #include "chain.h"
@@ -151,7 +151,9 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	if (!name || !policy)
 		goto usage;
 	if (!request_valid_id(name, strlen(name))) {
-		fprintf(stderr, "ledgerctl: bad case name '%s': 1-128 characters of [A-Za-z0-9._:-]\n", name);
+		fprintf(stderr,
+			"ledgerctl: bad case name '%s': 1-128 characters of [A-Za-z0-9._:-]\n",
+			name);
 		return 2;
 	}
 	ptext = ctl_prepare_doc(policy, 0);
@@ -161,17 +163,20 @@ static int ctl_open(const char *mount, int argc, char **argv)
 		goto out;
 	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
 	if (mkdir(path, 0700) < 0) {
-		fprintf(stderr, "ledgerctl: open %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ledgerctl: open %s: %s\n", path,
+			strerror(errno));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/policy", mount, name);
 	if ((err = ctl_write(path, ptext, strlen(ptext)))) {
-		fprintf(stderr, "ledgerctl: %s: refused: %s\n", policy, strerror(err));
+		fprintf(stderr, "ledgerctl: %s: refused: %s\n", policy,
+			strerror(err));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/mocks", mount, name);
 	if (mtext && (err = ctl_write(path, mtext, strlen(mtext)))) {
-		fprintf(stderr, "ledgerctl: %s: refused: %s\n", mocks, strerror(err));
+		fprintf(stderr, "ledgerctl: %s: refused: %s\n", mocks,
+			strerror(err));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/token", mount, name);
@@ -182,15 +187,20 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	}
 	token[CHAIN_HEX_LEN] = '\0';
 	if (envf) {
-		int fd = open(envf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		int fd = open(envf,
+			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+				      O_NOFOLLOW,
+			      0600);
 
 		out = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!out) {
-			fprintf(stderr, "ledgerctl: %s: %s\n", envf, strerror(errno));
+			fprintf(stderr, "ledgerctl: %s: %s\n", envf,
+				strerror(errno));
 			goto out;
 		}
 	}
-	fprintf(out, "LEDGERFS_CASE=%s\nLEDGERFS_TOKEN=%s\nLEDGERFS_DIR=/mediator\n",
+	fprintf(out,
+		"LEDGERFS_CASE=%s\nLEDGERFS_TOKEN=%s\nLEDGERFS_DIR=/mediator\n",
 		name, token);
 	rc = (out != stdout ? fclose(out) : fflush(out)) ? 1 : 0;
 out:
@@ -199,7 +209,8 @@ out:
 	free(token);
 	return rc;
 usage:
-	fprintf(stderr, "usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n");
+	fprintf(stderr,
+		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n");
 	return 2;
 }
 
@@ -224,16 +235,21 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 	}
 	for (;;) {
 		json_t *st = ctl_status(mount, name);
-		const char *state = st ? json_string_value(json_object_get(st, "state")) : NULL;
+		const char *state =
+			st ? json_string_value(json_object_get(st, "state"))
+			   : NULL;
 		int done = -1;
 
 		if (!st) {
-			fprintf(stderr, "ledgerctl: wait %s: no such case under %s\n", name, mount);
+			fprintf(stderr,
+				"ledgerctl: wait %s: no such case under %s\n",
+				name, mount);
 			return 1;
 		}
 		if (state && strcmp(state, "registered") == 0)
 			done = 0;
-		else if (state && (!strcmp(state, "closed") || !strcmp(state, "failed")))
+		else if (state &&
+			 (!strcmp(state, "closed") || !strcmp(state, "failed")))
 			done = 1;
 		json_decref(st);
 		if (done == 0) {
@@ -241,7 +257,8 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 			return 0;
 		}
 		if (done == 1) {
-			fprintf(stderr, "ledgerctl: wait %s: case is %s\n", name, state ? "closed or failed" : "?");
+			fprintf(stderr, "ledgerctl: wait %s: case is %s\n",
+				name, state ? "closed or failed" : "?");
 			return 1;
 		}
 		if (waited >= timeout)
@@ -252,7 +269,8 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 	/* Startup fails closed: a target that never registered fails the case. */
 	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
 	ctl_write(path, "fail no registration\n", 21);
-	fprintf(stderr, "ledgerctl: wait %s: no registration within %.0f s; case failed\n",
+	fprintf(stderr,
+		"ledgerctl: wait %s: no registration within %.0f s; case failed\n",
 		name, timeout);
 	return 1;
 }
@@ -265,7 +283,8 @@ static int ctl_command(const char *mount, const char *name, const char *cmd)
 	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
 	err = ctl_write(path, cmd, strlen(cmd));
 	if (err) {
-		fprintf(stderr, "ledgerctl: %s %s: %s\n", name, cmd, strerror(err));
+		fprintf(stderr, "ledgerctl: %s %s: %s\n", name, cmd,
+			strerror(err));
 		return 1;
 	}
 	return 0;
@@ -290,8 +309,11 @@ static int ctl_ls(const char *mount)
 			continue;
 		st = ctl_status(mount, de->d_name);
 		printf("%s\t%s\t%lld rows\n", de->d_name,
-		       st ? json_string_value(json_object_get(st, "state")) : "?",
-		       st ? (long long)json_integer_value(json_object_get(st, "rows")) : 0LL);
+		       st ? json_string_value(json_object_get(st, "state"))
+			  : "?",
+		       st ? (long long)json_integer_value(
+				    json_object_get(st, "rows"))
+			  : 0LL);
 		json_decref(st);
 	}
 	closedir(d);
@@ -309,7 +331,8 @@ int ctl_case_main(const char *mount, int argc, char **argv)
 		return ctl_wait(mount, argc, argv);
 	if (strcmp(cmd, "ls") == 0 && argc == 1)
 		return ctl_ls(mount);
-	if ((strcmp(cmd, "turn") == 0 || strcmp(cmd, "close") == 0) && argc == 2) {
+	if ((strcmp(cmd, "turn") == 0 || strcmp(cmd, "close") == 0) &&
+	    argc == 2) {
 		snprintf(line, sizeof(line), "%s\n", cmd);
 		return ctl_command(mount, argv[1], line);
 	}
@@ -318,16 +341,20 @@ int ctl_case_main(const char *mount, int argc, char **argv)
 		return ctl_command(mount, argv[1], line);
 	}
 	if (strcmp(cmd, "status") == 0 && argc == 2) {
-		snprintf(path, sizeof(path), "%s/cases/%s/status", mount, argv[1]);
+		snprintf(path, sizeof(path), "%s/cases/%s/status", mount,
+			 argv[1]);
 		text = ctl_read(path);
 		if (!text) {
-			fprintf(stderr, "ledgerctl: %s: %s\n", path, strerror(errno));
+			fprintf(stderr, "ledgerctl: %s: %s\n", path,
+				strerror(errno));
 			return 1;
 		}
 		fputs(text, stdout);
 		free(text);
 		return 0;
 	}
-	fprintf(stderr, "ledgerctl: unknown command or wrong arguments: %s (see ledgerctl --help)\n", cmd);
+	fprintf(stderr,
+		"ledgerctl: unknown command or wrong arguments: %s (see ledgerctl --help)\n",
+		cmd);
 	return 2;
 }

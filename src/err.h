@@ -12,25 +12,25 @@
 
 enum lf_err {
 	LF_OK = 0,
-	LF_EINVAL_JSON,	  /* malformed line, wrong shape, unknown/host field */
-	LF_TOO_BIG,	  /* request line over the limit (EFBIG) */
-	LF_UNREGISTERED,  /* request/result before registration (EACCES) */
-	LF_BAD_TOKEN,	  /* registration with wrong case id or token (EACCES) */
-	LF_DUPLICATE,	  /* duplicate call id (EEXIST) */
-	LF_CLOSED,	  /* case closed or failed (EPIPE) */
-	LF_UNKNOWN_CALL,  /* result for a call that was never made (ENOENT) */
-	LF_NOT_PASS,	  /* result for mock/block or a missing call (EINVAL) */
-	LF_CONFLICT,	  /* conflicting repeat of a result (EEXIST) */
-	LF_FROZEN,	  /* policy/mocks after registration (EBUSY) */
-	LF_EINVAL_DOC,	  /* malformed policy or mocks document (EINVAL) */
-	LF_BAD_NAME,	  /* case name or call id outside the allowed set */
-	LF_EXISTS,	  /* a case of that name exists (EEXIST) */
-	LF_NOT_FOUND,	  /* no such case / call (ENOENT) */
-	LF_NOT_READY,	  /* case has no valid policy yet (EACCES on register) */
-	LF_BAD_COMMAND,	  /* unknown ctl command (EINVAL) */
-	LF_VERIFY,	  /* a ledger does not verify */
-	LF_IO,		  /* read/write/fdatasync failed (EIO) */
-	LF_NOMEM,	  /* allocation failed (ENOMEM) */
+	LF_EINVAL_JSON,	 /* malformed line, wrong shape, unknown/host field */
+	LF_TOO_BIG,	 /* request line over the limit (EFBIG) */
+	LF_UNREGISTERED, /* request/result before registration (EACCES) */
+	LF_BAD_TOKEN,	 /* registration with wrong case id or token (EACCES) */
+	LF_DUPLICATE,	 /* duplicate call id (EEXIST) */
+	LF_CLOSED,	 /* case closed or failed (EPIPE) */
+	LF_UNKNOWN_CALL, /* result for a call that was never made (ENOENT) */
+	LF_NOT_PASS,	 /* result for mock/block or a missing call (EINVAL) */
+	LF_CONFLICT,	 /* conflicting repeat of a result (EEXIST) */
+	LF_FROZEN,	 /* policy/mocks after registration (EBUSY) */
+	LF_EINVAL_DOC,	 /* malformed policy or mocks document (EINVAL) */
+	LF_BAD_NAME,	 /* case name or call id outside the allowed set */
+	LF_EXISTS,	 /* a case of that name exists (EEXIST) */
+	LF_NOT_FOUND,	 /* no such case / call (ENOENT) */
+	LF_NOT_READY,	 /* case has no valid policy yet (EACCES on register) */
+	LF_BAD_COMMAND,	 /* unknown ctl command (EINVAL) */
+	LF_VERIFY,	 /* a ledger does not verify */
+	LF_IO,		 /* read/write/fdatasync failed (EIO) */
+	LF_NOMEM,	 /* allocation failed (ENOMEM) */
 	LF_ERR_COUNT
 };
 

@@ -25,9 +25,11 @@ bool json_value_equal(const json_t *a, const json_t *b)
 
 		if (json_object_size(a) != json_object_size(b))
 			return false;
-		json_object_foreach ((json_t *)a, k, v)
-			if (!json_value_equal(v, json_object_get(b, k)))
-				return false;
+		json_object_foreach(
+			(json_t *)a, k,
+			v) if (!json_value_equal(v,
+						 json_object_get(
+							 b, k))) return false;
 		return true;
 	}
 	case JSON_ARRAY: {

@@ -17,7 +17,8 @@ struct ledger;
 
 struct ledger_head {
 	unsigned long long rows;
-	char head[CHAIN_HEX_LEN + 1]; /* SHA-256 of the last line; zeros if none */
+	char head[CHAIN_HEX_LEN +
+		  1]; /* SHA-256 of the last line; zeros if none */
 };
 
 /* What a scan found.  bad_row is 1-based, 0 when every row is good. */

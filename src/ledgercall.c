@@ -29,11 +29,11 @@ static int json_str(char *out, size_t size, const char *s)
 {
 	size_t n = 0;
 
-#define PUT(c)                          \
-	do {                            \
-		if (n + 1 >= size)      \
-			return -1;      \
-		out[n++] = (char)(c);   \
+#define PUT(c)                                                                 \
+	do {                                                                   \
+		if (n + 1 >= size)                                             \
+			return -1;                                             \
+		out[n++] = (char)(c);                                          \
 	} while (0)
 	PUT('"');
 	for (; *s; s++) {
@@ -74,7 +74,8 @@ static void print_reason(const char *what, int err)
 	}
 	if (n > 0) {
 		buf[n] = '\0';
-		fprintf(stderr, "ledgercall: %s: %s: %s", what, strerror(err), buf);
+		fprintf(stderr, "ledgercall: %s: %s: %s", what, strerror(err),
+			buf);
 		if (buf[n - 1] != '\n')
 			fputc('\n', stderr);
 	} else {
@@ -137,7 +138,8 @@ static int do_call(const char *tool, const char *args, const char *id)
 
 	if (!id)
 		id = make_id(idbuf, sizeof(idbuf));
-	if (json_str(qtool, sizeof(qtool), tool) || json_str(qid, sizeof(qid), id)) {
+	if (json_str(qtool, sizeof(qtool), tool) ||
+	    json_str(qid, sizeof(qid), id)) {
 		fprintf(stderr, "ledgercall: tool name or call id too long\n");
 		return 1;
 	}
@@ -145,7 +147,8 @@ static int do_call(const char *tool, const char *args, const char *id)
 	reply = malloc(LC_REPLY_MAX + 1);
 	if (!line || !reply)
 		return 1;
-	sprintf(line, "{\"call_id\":%s,\"tool\":%s,\"args\":%s}\n", qid, qtool, args);
+	sprintf(line, "{\"call_id\":%s,\"tool\":%s,\"args\":%s}\n", qid, qtool,
+		args);
 	/* One descriptor, read-write: it reads back the reply to its own call. */
 	err = send_line("request", line, &fd);
 	if (err) {
@@ -210,8 +213,10 @@ static int do_result(int argc, char **argv)
 	line = malloc(strlen(qid) + strlen(returned) + 128);
 	if (!line)
 		return 1;
-	sprintf(line, "{\"call_id\":%s,\"returned\":%s,\"is_error\":%s,\"real_executed\":%s}\n",
-		qid, returned, is_error ? "true" : "false", executed ? "true" : "false");
+	sprintf(line,
+		"{\"call_id\":%s,\"returned\":%s,\"is_error\":%s,\"real_executed\":%s}\n",
+		qid, returned, is_error ? "true" : "false",
+		executed ? "true" : "false");
 	err = send_line("result", line, NULL);
 	free(line);
 	if (err) {
@@ -223,12 +228,15 @@ static int do_result(int argc, char **argv)
 
 static int do_register(void)
 {
-	const char *cs = getenv("LEDGERFS_CASE"), *tok = getenv("LEDGERFS_TOKEN");
+	const char *cs = getenv("LEDGERFS_CASE"),
+		   *tok = getenv("LEDGERFS_TOKEN");
 	char qc[300], qt[300], line[700];
 	int err;
 
-	if (!cs || !tok || json_str(qc, sizeof(qc), cs) || json_str(qt, sizeof(qt), tok)) {
-		fprintf(stderr, "ledgercall: register needs LEDGERFS_CASE and LEDGERFS_TOKEN\n");
+	if (!cs || !tok || json_str(qc, sizeof(qc), cs) ||
+	    json_str(qt, sizeof(qt), tok)) {
+		fprintf(stderr,
+			"ledgercall: register needs LEDGERFS_CASE and LEDGERFS_TOKEN\n");
 		return 1;
 	}
 	snprintf(line, sizeof(line), "{\"case_id\":%s,\"token\":%s}\n", qc, qt);
@@ -265,7 +273,8 @@ int main(int argc, char **argv)
 			id = argv[++i];
 		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
 			dir = argv[++i];
-		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+		else if (strcmp(argv[i], "-h") == 0 ||
+			 strcmp(argv[i], "--help") == 0)
 			return usage(), 0;
 		else
 			return usage(), 1;

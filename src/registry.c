@@ -146,9 +146,10 @@ enum lf_err registry_open(const char *backing_dir,
 	}
 	/* Two daemons appending to one ledger would break its chain. */
 	if (flock(r->backing_fd, LOCK_EX | LOCK_NB) < 0) {
-		e = lf_fail(why, LF_IO,
-			    "backing folder %s is in use by another ledgerfs (%s)",
-			    backing_dir, strerror(errno));
+		e = lf_fail(
+			why, LF_IO,
+			"backing folder %s is in use by another ledgerfs (%s)",
+			backing_dir, strerror(errno));
 		goto fail;
 	}
 	if (mkdirat(r->backing_fd, "cases", 0700) < 0 && errno != EEXIST) {

@@ -14,9 +14,9 @@
 #include "err.h"
 
 #define REQUEST_MAX_LINE_DEFAULT (1024 * 1024) /* bytes, without newline */
-#define REQUEST_MAX_DEPTH 64		       /* nesting of [] and {} */
-#define REQUEST_ID_MAX 128		       /* call ids and case names */
-#define REQUEST_TOOL_MAX 256		       /* tool names, bytes */
+#define REQUEST_MAX_DEPTH	 64	       /* nesting of [] and {} */
+#define REQUEST_ID_MAX		 128	       /* call ids and case names */
+#define REQUEST_TOOL_MAX	 256	       /* tool names, bytes */
 
 /*
  * A parsed call line {"call_id":..,"tool":..,"args":{..}}.
