@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decision.h"
 #include "jsoneq.h"
 #include "request.h"
 
@@ -153,116 +154,6 @@ out:
 	return e;
 }
 
-/*
- * The reply a target reads: the decision's public fields, in the order
- * DESIGN 5 shows them.  New malloc'd line ending in '\n'.
- */
-char *case_reply_from_row(const json_t *row)
-{
-	static const char *const keys[] = {"call_id", "sequence", "mode",
-					   "matched", "reason"};
-	json_t *r = json_object();
-	const char *mode = json_string_value(json_object_get(row, "mode"));
-	char *s, *t;
-	size_t i, n;
-
-	if (!r)
-		return NULL;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(row, keys[i]);
-
-		if (v)
-			json_object_set(r, keys[i], v);
-	}
-	if (mode && strcmp(mode, "pass") != 0) {
-		json_object_set(r, "returned",
-				json_object_get(row, "returned"));
-		json_object_set(r, "is_error",
-				json_object_get(row, "is_error"));
-		json_object_set_new(r, "result_source",
-				    json_string("host_mediator"));
-		json_object_set_new(r, "result_authoritative", json_true());
-	}
-	s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(r);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	t = realloc(s, n + 2);
-	if (!t) {
-		free(s);
-		return NULL;
-	}
-	t[n] = '\n';
-	t[n + 1] = '\0';
-	return t;
-}
-
-/* Fill the mode-specific evidence fields of a decision row. */
-static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
-			       json_t *row, int *mode, struct lf_why *why)
-{
-	struct policy_decision d;
-	struct mock_result mr;
-	enum lf_err e;
-
-	policy_decide(CASE_POLICY(c), rc->tool, &d);
-	*mode = (int)d.mode;
-	json_object_set_new(row, "mode", json_string(policy_mode_name(d.mode)));
-	json_object_set_new(row, "matched", json_string(d.matched));
-	json_object_set_new(row, "reason", json_string(d.reason));
-	json_object_set_new(row, "policy_rule",
-			    d.rule_index < 0 ? json_null()
-					     : json_integer(d.rule_index));
-	if (d.note)
-		json_object_set_new(row, "policy_note", json_string(d.note));
-	if (d.mode == LF_MODE_PASS) {
-		json_object_set_new(row, "returned", json_null());
-		json_object_set_new(row, "is_error", json_null());
-		json_object_set_new(row, "real_executed", json_null());
-		json_object_set_new(row, "execution_status",
-				    json_string("pending"));
-		json_object_set_new(row, "result_source",
-				    json_string("not_reported"));
-		json_object_set_new(row, "completion_status",
-				    json_string("pending"));
-		return LF_OK;
-	}
-	if (d.mode == LF_MODE_BLOCK) {
-		json_object_set_new(row, "returned",
-				    policy_block_payload(rc->tool));
-		json_object_set_new(row, "is_error", json_true());
-	} else {
-		e = mocks_resolve(CASE_MOCKS(c), c->mstate, c->name, rc->tool,
-				  rc->args, d.rule, &mr, why);
-		if (e != LF_OK)
-			return e;
-		json_object_set_new(row, "returned", mr.returned);
-		json_object_set_new(row, "is_error", json_boolean(mr.is_error));
-		json_object_set_new(row, "mock_source", json_string(mr.source));
-		json_object_set_new(row, "mock_rule",
-				    mr.mock_rule < 0
-					    ? json_null()
-					    : json_integer(mr.mock_rule));
-		if (mr.step >= 0)
-			json_object_set_new(row, "mock_step",
-					    json_integer(mr.step));
-		if (mr.scenario) {
-			json_object_set_new(row, "scenario",
-					    json_string(mr.scenario));
-			json_object_set_new(row, "scenario_state",
-					    json_string(mr.scenario_state));
-		}
-	}
-	json_object_set_new(row, "real_executed", json_false());
-	json_object_set_new(row, "execution_status",
-			    json_string("not_executed"));
-	json_object_set_new(row, "result_source", json_string("host_mediator"));
-	json_object_set_new(row, "result_authoritative", json_true());
-	json_object_set_new(row, "completion_status", json_string("complete"));
-	return LF_OK;
-}
-
 /* Past the per-case limit: one block row, then only a counter. */
 static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 			     json_t *row, bool *record)
@@ -278,17 +169,10 @@ static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 	json_object_set_new(row, "matched", json_string("<limit>"));
 	json_object_set_new(row, "reason", json_string(reason));
 	json_object_set_new(row, "over_limit", json_true());
-	json_object_set_new(row, "returned", policy_block_payload(rc->tool));
-	json_object_set_new(row, "is_error", json_true());
-	json_object_set_new(row, "real_executed", json_false());
-	json_object_set_new(row, "execution_status",
-			    json_string("not_executed"));
-	json_object_set_new(row, "result_source", json_string("host_mediator"));
-	json_object_set_new(row, "result_authoritative", json_true());
-	json_object_set_new(row, "completion_status", json_string("complete"));
+	decision_host_result(row, policy_block_payload(rc->tool), true);
 	if (!*record)
 		json_object_del(row, "sequence");
-	return case_reply_from_row(row);
+	return decision_reply(row);
 }
 
 enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
@@ -298,7 +182,7 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 	json_t *row = NULL;
 	long long off;
 	size_t rlen;
-	int mode;
+	enum lf_mode mode;
 	bool record = true;
 	enum lf_err e;
 	uint32_t seq;
@@ -336,10 +220,11 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		if (!record)
 			goto out; /* counted, not recorded, still answered */
 	} else {
-		e = case_decide(c, &rc, row, &mode, why);
+		e = decision_fill(CASE_POLICY(c), CASE_MOCKS(c), c->mstate,
+				  c->name, rc.tool, rc.args, row, &mode, why);
 		if (e != LF_OK)
 			goto out;
-		*reply = case_reply_from_row(row);
+		*reply = decision_reply(row);
 	}
 	if (!*reply) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");

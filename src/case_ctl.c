@@ -5,6 +5,8 @@
  */
 #include "case_int.h"
 
+#include "decision.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,19 +175,8 @@ char *case_status_json(struct lf_case *c)
 		       c->policy_error, "mocks_error", c->mocks_error, "reason",
 		       c->close_reason);
 	pthread_mutex_unlock(&c->lock);
-	if (st) {
+	if (st)
 		s = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
-		json_decref(st);
-	}
-	if (s) {
-		size_t n = strlen(s);
-		char *t = realloc(s, n + 2);
-
-		if (t) {
-			t[n] = '\n';
-			t[n + 1] = '\0';
-			s = t;
-		}
-	}
-	return s;
+	json_decref(st);
+	return decision_add_newline(s);
 }

@@ -78,7 +78,5 @@ enum lf_err case_load_docs(struct lf_case *c, const char *policy,
 			   const char *mocks, struct lf_why *why);
 struct lf_case *case_alloc(const char *name, const struct case_limits *lim);
 
-/* case_call.c */
-char *case_reply_from_row(const json_t *row);
 
 #endif

@@ -6,6 +6,8 @@
  */
 #include "case_int.h"
 
+#include "decision.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -211,7 +213,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 					      last->dec_len);
 
 		if (row) {
-			c->latest_reply = case_reply_from_row(row);
+			c->latest_reply = decision_reply(row);
 			json_decref(row);
 		}
 	}

@@ -5,6 +5,8 @@
  */
 #include "case_int.h"
 
+#include "decision.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,7 @@ char *case_reply_for(struct lf_case *c, const char *call_id)
 		row = ledger_read_row(c->ledger, e->dec_off, e->dec_len);
 	pthread_mutex_unlock(&c->lock);
 	if (row) {
-		s = case_reply_from_row(row);
+		s = decision_reply(row);
 		json_decref(row);
 	}
 	return s;
@@ -74,24 +76,13 @@ int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size)
 	return rc;
 }
 
+/* Pretty JSON text of v (stolen) with a final newline. */
 static char *case_pretty(json_t *v)
 {
 	char *s = v ? json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-	char *t;
-	size_t n;
 
 	json_decref(v);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	t = realloc(s, n + 2);
-	if (!t) {
-		free(s);
-		return NULL;
-	}
-	t[n] = '\n';
-	t[n + 1] = '\0';
-	return t;
+	return decision_add_newline(s);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "decision.h"
 #include "doc.h"
 #include "ledger.h"
 #include "mocks.h"
@@ -98,108 +99,6 @@ static int base_next_line(struct base_conn *c, size_t *consumed, char **line,
 	}
 }
 
-/* The reply ledgerfs gives for a decision row.  malloc'd line with '\n'. */
-static char *base_reply(const json_t *row)
-{
-	static const char *const keys[] = {"call_id", "sequence", "mode",
-					   "matched", "reason"};
-	json_t *r = json_object();
-	const char *mode = json_string_value(json_object_get(row, "mode"));
-	char *s, *t;
-	size_t i, n;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		json_object_set(r, keys[i], json_object_get(row, keys[i]));
-	if (mode && strcmp(mode, "pass") != 0) {
-		json_object_set(r, "returned",
-				json_object_get(row, "returned"));
-		json_object_set(r, "is_error",
-				json_object_get(row, "is_error"));
-		json_object_set_new(r, "result_source",
-				    json_string("host_mediator"));
-		json_object_set_new(r, "result_authoritative", json_true());
-	}
-	s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(r);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	t = realloc(s, n + 2);
-	if (!t) {
-		free(s);
-		return NULL;
-	}
-	t[n] = '\n';
-	t[n + 1] = '\0';
-	return t;
-}
-
-/* The decision row's evidence fields, as the daemon records them. */
-static enum lf_err base_decide(struct base_conn *c,
-			       const struct request_call *rc, json_t *row,
-			       int *mode, struct lf_why *why)
-{
-	struct policy_decision d;
-	struct mock_result mr;
-	enum lf_err e;
-
-	policy_decide(base_policy, rc->tool, &d);
-	*mode = (int)d.mode;
-	json_object_set_new(row, "mode", json_string(policy_mode_name(d.mode)));
-	json_object_set_new(row, "matched", json_string(d.matched));
-	json_object_set_new(row, "reason", json_string(d.reason));
-	json_object_set_new(row, "policy_rule",
-			    d.rule_index < 0 ? json_null()
-					     : json_integer(d.rule_index));
-	if (d.note)
-		json_object_set_new(row, "policy_note", json_string(d.note));
-	if (d.mode == LF_MODE_PASS) {
-		json_object_set_new(row, "returned", json_null());
-		json_object_set_new(row, "is_error", json_null());
-		json_object_set_new(row, "real_executed", json_null());
-		json_object_set_new(row, "execution_status",
-				    json_string("pending"));
-		json_object_set_new(row, "result_source",
-				    json_string("not_reported"));
-		json_object_set_new(row, "completion_status",
-				    json_string("pending"));
-		return LF_OK;
-	}
-	if (d.mode == LF_MODE_BLOCK) {
-		json_object_set_new(row, "returned",
-				    policy_block_payload(rc->tool));
-		json_object_set_new(row, "is_error", json_true());
-	} else {
-		e = mocks_resolve(base_mocks, c->mstate, c->name, rc->tool,
-				  rc->args, d.rule, &mr, why);
-		if (e != LF_OK)
-			return e;
-		json_object_set_new(row, "returned", mr.returned);
-		json_object_set_new(row, "is_error", json_boolean(mr.is_error));
-		json_object_set_new(row, "mock_source", json_string(mr.source));
-		json_object_set_new(row, "mock_rule",
-				    mr.mock_rule < 0
-					    ? json_null()
-					    : json_integer(mr.mock_rule));
-		if (mr.step >= 0)
-			json_object_set_new(row, "mock_step",
-					    json_integer(mr.step));
-		if (mr.scenario) {
-			json_object_set_new(row, "scenario",
-					    json_string(mr.scenario));
-			json_object_set_new(row, "scenario_state",
-					    json_string(mr.scenario_state));
-		}
-	}
-	json_object_set_new(row, "real_executed", json_false());
-	json_object_set_new(row, "execution_status",
-			    json_string("not_executed"));
-	json_object_set_new(row, "result_source", json_string("host_mediator"));
-	json_object_set_new(row, "result_authoritative", json_true());
-	json_object_set_new(row, "completion_status", json_string("complete"));
-	return LF_OK;
-}
-
 /* One call line: decide, append durably, then answer. */
 static int base_call(struct base_conn *c, const char *line, size_t n)
 {
@@ -209,7 +108,8 @@ static int base_call(struct base_conn *c, const char *line, size_t n)
 	char *reply = NULL;
 	long long off;
 	size_t rlen;
-	int mode, rv = -1;
+	enum lf_mode mode;
+	int rv = -1;
 
 	if (request_parse_call(line, n, 0, &rc, &why) != LF_OK) {
 		fprintf(stderr, "baseline: refused call: %s\n", why.msg);
@@ -224,9 +124,10 @@ static int base_call(struct base_conn *c, const char *line, size_t n)
 			"call_id", rc.call_id, "tool", rc.tool, "args", rc.args,
 			"decision_source", "host_mediator", "turn",
 			(json_int_t)0);
-	if (!row || base_decide(c, &rc, row, &mode, &why) != LF_OK)
+	if (!row || decision_fill(base_policy, base_mocks, c->mstate, c->name,
+				  rc.tool, rc.args, row, &mode, &why) != LF_OK)
 		goto out;
-	reply = base_reply(row);
+	reply = decision_reply(row);
 	if (!reply || ledger_append(c->ledger, row, &off, &rlen, &why) != LF_OK)
 		goto out;
 	c->ncalls++;

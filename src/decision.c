@@ -1,0 +1,132 @@
+/*
+ * decision.c - decision rows and replies (see decision.h).
+ */
+#include "decision.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *decision_add_newline(char *s)
+{
+	size_t n;
+	char *t;
+
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	t = realloc(s, n + 2);
+	if (!t) {
+		free(s);
+		return NULL;
+	}
+	t[n] = '\n';
+	t[n + 1] = '\0';
+	return t;
+}
+
+void decision_host_result(json_t *row, json_t *returned, bool is_error)
+{
+	json_object_set_new(row, "returned", returned);
+	json_object_set_new(row, "is_error", json_boolean(is_error));
+	json_object_set_new(row, "real_executed", json_false());
+	json_object_set_new(row, "execution_status",
+			    json_string("not_executed"));
+	json_object_set_new(row, "result_source", json_string("host_mediator"));
+	json_object_set_new(row, "result_authoritative", json_true());
+	json_object_set_new(row, "completion_status", json_string("complete"));
+}
+
+/* A passed call: its result is the target's to report, later. */
+static void decision_pending(json_t *row)
+{
+	json_object_set_new(row, "returned", json_null());
+	json_object_set_new(row, "is_error", json_null());
+	json_object_set_new(row, "real_executed", json_null());
+	json_object_set_new(row, "execution_status", json_string("pending"));
+	json_object_set_new(row, "result_source", json_string("not_reported"));
+	json_object_set_new(row, "completion_status", json_string("pending"));
+}
+
+static void decision_mock_provenance(json_t *row, const struct mock_result *mr)
+{
+	json_object_set_new(row, "mock_source", json_string(mr->source));
+	json_object_set_new(row, "mock_rule",
+			    mr->mock_rule < 0 ? json_null()
+					      : json_integer(mr->mock_rule));
+	if (mr->step >= 0)
+		json_object_set_new(row, "mock_step", json_integer(mr->step));
+	if (mr->scenario) {
+		json_object_set_new(row, "scenario", json_string(mr->scenario));
+		json_object_set_new(row, "scenario_state",
+				    json_string(mr->scenario_state));
+	}
+}
+
+enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
+			  struct mocks_state *st, const char *case_id,
+			  const char *tool, const json_t *args, json_t *row,
+			  enum lf_mode *mode, struct lf_why *why)
+{
+	struct policy_decision d;
+	struct mock_result mr;
+	enum lf_err e;
+
+	policy_decide(p, tool, &d);
+	*mode = d.mode;
+	json_object_set_new(row, "mode", json_string(policy_mode_name(d.mode)));
+	json_object_set_new(row, "matched", json_string(d.matched));
+	json_object_set_new(row, "reason", json_string(d.reason));
+	json_object_set_new(row, "policy_rule",
+			    d.rule_index < 0 ? json_null()
+					     : json_integer(d.rule_index));
+	if (d.note)
+		json_object_set_new(row, "policy_note", json_string(d.note));
+	switch (d.mode) {
+	case LF_MODE_PASS:
+		decision_pending(row);
+		return LF_OK;
+	case LF_MODE_BLOCK:
+		decision_host_result(row, policy_block_payload(tool), true);
+		return LF_OK;
+	case LF_MODE_MOCK:
+		e = mocks_resolve(m, st, case_id, tool, args, d.rule, &mr, why);
+		if (e != LF_OK)
+			return e;
+		decision_host_result(row, mr.returned, mr.is_error);
+		decision_mock_provenance(row, &mr);
+		return LF_OK;
+	}
+	return lf_fail(why, LF_EINVAL_DOC, "unknown mode");
+}
+
+char *decision_reply(const json_t *row)
+{
+	static const char *const keys[] = {"call_id", "sequence", "mode",
+					   "matched", "reason"};
+	json_t *r = json_object();
+	const char *mode = json_string_value(json_object_get(row, "mode"));
+	char *s;
+	size_t i;
+
+	if (!r)
+		return NULL;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(row, keys[i]);
+
+		if (v)
+			json_object_set(r, keys[i], v);
+	}
+	/* The order DESIGN 5 shows: the host's result after the decision. */
+	if (mode && strcmp(mode, "pass") != 0) {
+		json_object_set(r, "returned",
+				json_object_get(row, "returned"));
+		json_object_set(r, "is_error",
+				json_object_get(row, "is_error"));
+		json_object_set_new(r, "result_source",
+				    json_string("host_mediator"));
+		json_object_set_new(r, "result_authoritative", json_true());
+	}
+	s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(r);
+	return decision_add_newline(s);
+}
