@@ -157,7 +157,8 @@ int lfs_fh_read(const char *path, char *buf, size_t size, off_t off,
 		n = fh->rep_len - fh->rep_pos;
 		if (n > size)
 			n = size;
-		memcpy(buf, fh->rep + fh->rep_pos, n);
+		if (n) /* rep stays NULL until the first reply */
+			memcpy(buf, fh->rep + fh->rep_pos, n);
 		fh->rep_pos += n;
 	} else if (fh->n.kind == N_LEDGER) {
 		long r = 0;

@@ -129,7 +129,9 @@ static char *make_id(char *buf, size_t size)
 	return buf;
 }
 
-static int do_call(const char *tool, const char *args, const char *id)
+/* line and reply are the caller's to free, on every path. */
+static int do_call_in(const char *tool, const char *args, const char *id,
+		      char **linep, char **replyp)
 {
 	char idbuf[64], qtool[1100], qid[300], *line, *reply;
 	const char *mode;
@@ -143,8 +145,8 @@ static int do_call(const char *tool, const char *args, const char *id)
 		fprintf(stderr, "ledgercall: tool name or call id too long\n");
 		return 1;
 	}
-	line = malloc(strlen(qtool) + strlen(qid) + strlen(args) + 64);
-	reply = malloc(LC_REPLY_MAX + 1);
+	line = *linep = malloc(strlen(qtool) + strlen(qid) + strlen(args) + 64);
+	reply = *replyp = malloc(LC_REPLY_MAX + 1);
 	if (!line || !reply)
 		return 1;
 	sprintf(line, "{\"call_id\":%s,\"tool\":%s,\"args\":%s}\n", qid, qtool,
@@ -188,6 +190,16 @@ static int do_call(const char *tool, const char *args, const char *id)
 	if (strncmp(mode, "block\"", 6) == 0)
 		return 4;
 	return 1;
+}
+
+static int do_call(const char *tool, const char *args, const char *id)
+{
+	char *line = NULL, *reply = NULL;
+	int rc = do_call_in(tool, args, id, &line, &reply);
+
+	free(line);
+	free(reply);
+	return rc;
 }
 
 static int do_result(int argc, char **argv)
