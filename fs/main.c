@@ -32,7 +32,6 @@ struct options {
 	unsigned long max_line;
 	unsigned long max_calls;
 	unsigned long max_refused;
-	int max_threads_given;
 	int show_help;
 	int show_version;
 };
@@ -41,14 +40,12 @@ struct options {
 	{                                                                      \
 		t, offsetof(struct options, p), 1                              \
 	}
-enum { KEY_MAX_THREADS = 1 };
 static const struct fuse_opt option_spec[] = {
 	OPT("--backing=%s", backing),
 	OPT("--key=%s", key),
 	OPT("--max-line=%lu", max_line),
 	OPT("--max-calls=%lu", max_calls),
 	OPT("--max-refused=%lu", max_refused),
-	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
 	OPT("-V", show_version),
@@ -62,8 +59,6 @@ static int opt_proc(void *data, const char *arg, int key,
 	struct options *o = data;
 
 	(void)outargs;
-	if (key == KEY_MAX_THREADS)
-		o->max_threads_given = 1; /* and kept for libfuse */
 	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint) {
 		o->mountpoint = strdup(arg);
 		return 1; /* keep it for libfuse too */
@@ -224,9 +219,6 @@ int main(int argc, char *argv[])
 	/* Targets run as other users; modes are enforced by the kernel. */
 	fuse_opt_add_arg(&args, "-oallow_other,default_permissions");
 	fuse_opt_add_arg(&args, "-osubtype=ledgerfs,fsname=ledgerfs");
-	/* Given explicitly: libfuse 3.14 warns about its own unset default. */
-	if (!o.max_threads_given)
-		fuse_opt_add_arg(&args, "-omax_threads=256");
 	rc = lfs_serve(&args, &ctx);
 	registry_free(ctx.reg);
 out:
