@@ -78,5 +78,4 @@ enum lf_err case_load_docs(struct lf_case *c, const char *policy,
 			   const char *mocks, struct lf_why *why);
 struct lf_case *case_alloc(const char *name, const struct case_limits *lim);
 
-
 #endif
