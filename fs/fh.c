@@ -22,9 +22,10 @@
 
 #define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
 
+/* The node comes first: fstat and ftruncate find it there (ops.c). */
 struct lfs_fh {
-	pthread_mutex_t lock;
 	struct node n;
+	pthread_mutex_t lock;
 	char *snap; /* read snapshot, taken at open */
 	size_t snap_len;
 	long long ledger_len;

@@ -79,10 +79,30 @@ static void *lfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->attr_timeout = 1.0;
 	cfg->negative_timeout = 0;
 	cfg->hard_remove = 1;
+	/*
+	 * Reads and writes go by file handle; without a path libfuse skips
+	 * building one under its global tree lock on every call.
+	 */
+	cfg->nullpath_ok = 1;
 	/* `> request` opens with O_TRUNC; take it in open, not as setattr. */
 	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	return fuse_get_context()->private_data;
+}
+
+/*
+ * The node of path, or (with nullpath_ok, for calls on an open handle)
+ * of the handle: file and folder handles both begin with their node.
+ */
+static int lfs_node_of(const char *path, struct fuse_file_info *fi,
+		       struct node *n)
+{
+	if (path)
+		return tree_resolve(ctx()->reg, path, n);
+	if (!fi || !fi->fh)
+		return -ENOENT;
+	*n = *(const struct node *)(uintptr_t)fi->fh;
+	return 0;
 }
 
 /* Does the variable part of a node (a call folder, a reply) exist? */
@@ -107,8 +127,7 @@ static int lfs_getattr(const char *path, struct stat *st,
 	struct node n;
 	int rc;
 
-	(void)fi;
-	rc = tree_resolve(ctx()->reg, path, &n);
+	rc = lfs_node_of(path, fi, &n);
 	if (rc == 0)
 		rc = node_exists(&n);
 	if (rc)
@@ -135,26 +154,49 @@ static void fill_one(void *p, const char *name)
 	f->filler(f->buf, name, NULL, 0, 0);
 }
 
+/*
+ * A folder's node is resolved once at opendir and kept in the handle:
+ * with nullpath_ok, readdir gets no path.
+ */
+static int lfs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	struct node *n = malloc(sizeof(*n));
+	int rc;
+
+	if (!n)
+		return -ENOMEM;
+	rc = tree_resolve(ctx()->reg, path, n);
+	if (rc == 0)
+		rc = node_exists(n);
+	if (rc == 0 && !S_ISDIR(tree_info(n->kind)->mode))
+		rc = -ENOTDIR;
+	if (rc) {
+		free(n);
+		return rc;
+	}
+	fi->fh = (uintptr_t)n;
+	return 0;
+}
+
+static int lfs_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	free((struct node *)(uintptr_t)fi->fh);
+	return 0;
+}
+
 static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		       off_t off, struct fuse_file_info *fi,
 		       enum fuse_readdir_flags flags)
 {
 	struct fill f = {buf, filler};
-	struct node n;
+	struct node n = *(struct node *)(uintptr_t)fi->fh;
 	char name[200];
 	size_t i, count;
-	int rc;
 
+	(void)path;
 	(void)off;
-	(void)fi;
 	(void)flags;
-	rc = tree_resolve(ctx()->reg, path, &n);
-	if (rc == 0)
-		rc = node_exists(&n);
-	if (rc)
-		return rc;
-	if (!S_ISDIR(tree_info(n.kind)->mode))
-		return -ENOTDIR;
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
 	switch (n.kind) {
@@ -285,8 +327,7 @@ static int lfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	struct node n;
 
-	(void)fi;
-	if (tree_resolve(ctx()->reg, path, &n))
+	if (lfs_node_of(path, fi, &n))
 		return -ENOENT;
 	if (size == 0 && (tree_info(n.kind)->mode & 0222))
 		return 0;
@@ -296,7 +337,9 @@ static int lfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 const struct fuse_operations lfs_ops = {
 	.init = lfs_init,
 	.getattr = lfs_getattr,
+	.opendir = lfs_opendir,
 	.readdir = lfs_readdir,
+	.releasedir = lfs_releasedir,
 	.mkdir = lfs_mkdir,
 	.open = lfs_fh_open,
 	.read = lfs_fh_read,

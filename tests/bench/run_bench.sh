@@ -10,6 +10,7 @@
 #   BENCH_IDLE_CASES=10000    registered idle cases for the memory figure
 #   BENCH_MEM_CALLS=200000    recorded calls for the per-call memory figure
 #   BENCH_LEDGER_MB=100       size of the ledger `verify` is timed on
+#   BENCH_LEDGERFS_OPTS=      extra daemon options, e.g. "-o clone_fd"
 #   BENCH_ROUNDS=4            interleaved rounds per C (calls split evenly)
 #   BENCH_DIR=/var/tmp        where the backing folders live (the disk
 #                             under test); BENCH_KEEP=1 keeps them
@@ -94,7 +95,7 @@ now_ns() {
 start_daemon() {
 	mkdir -m 0700 "$WORK/backing-$1" "$WORK/key-$1" || die mkdir
 	mkdir -m 0755 "$WORK/mnt-$1" || die mkdir
-	timeout -s TERM $((T * 3)) "$B/ledgerfs" -f --backing="$WORK/backing-$1" \
+	timeout -s TERM $((T * 3)) "$B/ledgerfs" -f $BENCH_LEDGERFS_OPTS --backing="$WORK/backing-$1" \
 		--key="$WORK/key-$1/host.key" "$WORK/mnt-$1" \
 		>"$WORK/ledgerfs-$1.log" 2>&1 &
 	tpid=$!
