@@ -95,7 +95,7 @@ now_ns() {
 start_daemon() {
 	mkdir -m 0700 "$WORK/backing-$1" "$WORK/key-$1" || die mkdir
 	mkdir -m 0755 "$WORK/mnt-$1" || die mkdir
-	timeout -s TERM $((T * 3)) "$B/ledgerfs" -f $BENCH_LEDGERFS_OPTS --backing="$WORK/backing-$1" \
+	timeout -s TERM $((T * 3)) "$B/ledgerfs" -f ${BENCH_LEDGERFS_OPTS:-} --backing="$WORK/backing-$1" \
 		--key="$WORK/key-$1/host.key" "$WORK/mnt-$1" \
 		>"$WORK/ledgerfs-$1.log" 2>&1 &
 	tpid=$!
