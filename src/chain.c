@@ -314,13 +314,45 @@ out:
 	return rc;
 }
 
+/*
+ * The key in fd: a regular file of exactly CHAIN_KEY_BYTES.  strict: the
+ * daemon's own key must also be unreadable to group and others.
+ */
+static enum lf_err chain_key_from_fd(int fd, const char *path, bool strict,
+				     unsigned char key[CHAIN_KEY_BYTES],
+				     struct lf_why *why)
+{
+	struct stat st;
+	int n;
+
+	if (fstat(fd, &st) < 0)
+		return lf_fail(why, LF_IO, "cannot stat host key %s: %s", path,
+			       strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return lf_fail(why, LF_IO, "host key %s: not a regular file",
+			       path);
+	if (strict && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		return lf_fail(
+			why, LF_IO,
+			"host key %s: mode %04o lets group or others read or write it (want 0600)",
+			path, (unsigned)(st.st_mode & 07777));
+	if (st.st_size != CHAIN_KEY_BYTES)
+		return lf_fail(why, LF_IO,
+			       "host key %s: %lld bytes, expected %d", path,
+			       (long long)st.st_size, CHAIN_KEY_BYTES);
+	n = chain_read_full(fd, key, CHAIN_KEY_BYTES);
+	if (n != CHAIN_KEY_BYTES)
+		return lf_fail(why, LF_IO, "cannot read host key %s: %s", path,
+			       n < 0 ? strerror(errno) : "short read");
+	return LF_OK;
+}
+
 enum lf_err chain_load_host_key(const char *path,
 				unsigned char key[CHAIN_KEY_BYTES],
 				struct lf_why *why)
 {
-	struct stat st;
 	enum lf_err rc;
-	int fd, tries, n;
+	int fd, tries;
 
 	for (tries = 0; tries < 2; tries++) {
 		/* O_NONBLOCK: a FIFO planted as the key must not hang us. */
@@ -343,35 +375,29 @@ enum lf_err chain_load_host_key(const char *path,
 	}
 	if (fd < 0)
 		return lf_fail(why, LF_IO, "cannot open host key %s", path);
-	rc = LF_IO;
-	if (fstat(fd, &st) < 0) {
-		lf_fail(why, LF_IO, "cannot stat host key %s: %s", path,
-			strerror(errno));
-		goto out;
+	rc = chain_key_from_fd(fd, path, true, key, why);
+	close(fd);
+	return rc;
+}
+
+enum lf_err chain_read_host_key(const char *path,
+				unsigned char key[CHAIN_KEY_BYTES],
+				struct lf_why *why)
+{
+	enum lf_err rc;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		err = errno;
+		rc = lf_fail(
+			why,
+			err == ENOENT || err == EACCES ? LF_NOT_FOUND : LF_IO,
+			"cannot open host key %s: %s", path, strerror(err));
+		errno = err;
+		return rc;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		lf_fail(why, LF_IO, "host key %s: not a regular file", path);
-		goto out;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		lf_fail(why, LF_IO,
-			"host key %s: mode %04o lets group or others read or write it (want 0600)",
-			path, (unsigned)(st.st_mode & 07777));
-		goto out;
-	}
-	if (st.st_size != CHAIN_KEY_BYTES) {
-		lf_fail(why, LF_IO, "host key %s: %lld bytes, expected %d",
-			path, (long long)st.st_size, CHAIN_KEY_BYTES);
-		goto out;
-	}
-	n = chain_read_full(fd, key, CHAIN_KEY_BYTES);
-	if (n != CHAIN_KEY_BYTES) {
-		lf_fail(why, LF_IO, "cannot read host key %s: %s", path,
-			n < 0 ? strerror(errno) : "short read");
-		goto out;
-	}
-	rc = LF_OK;
-out:
+	rc = chain_key_from_fd(fd, path, false, key, why);
 	close(fd);
 	return rc;
 }

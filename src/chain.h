@@ -50,4 +50,13 @@ enum lf_err chain_load_host_key(const char *path,
 				unsigned char key[CHAIN_KEY_BYTES],
 				struct lf_why *why);
 
+/*
+ * Read an existing host key for checking (ledgerctl): never creates one,
+ * does not judge its mode.  LF_NOT_FOUND when the file is absent or not
+ * ours to read (errno is ENOENT or EACCES), LF_IO for anything else.
+ */
+enum lf_err chain_read_host_key(const char *path,
+				unsigned char key[CHAIN_KEY_BYTES],
+				struct lf_why *why);
+
 #endif

@@ -6,6 +6,8 @@
 #ifndef LF_CTL_H
 #define LF_CTL_H
 
+#include "chain.h"
+
 #define CTL_DEFAULT_KEY	  "/etc/ledgerfs/host.key"
 #define CTL_DEFAULT_MOUNT "/run/ledgerfs"
 
@@ -20,6 +22,14 @@ int ctl_evidence_main(int argc, char **argv);
 int ctl_transcript_main(int argc, char **argv);
 /* check-target PID [--mount DIR] [--backing DIR] [--key FILE]: 0/1/2. */
 int ctl_check_target_main(int argc, char **argv);
+
+/*
+ * Read the host key to check MACs (never creates it): 0 loaded, 1 the
+ * file is absent or not ours to read (errno says which), -1 anything
+ * else (said on stderr as "ledgerctl CMD: ...").
+ */
+int ctl_read_key(const char *cmd, const char *path,
+		 unsigned char key[CHAIN_KEY_BYTES]);
 
 /* Mount-side commands (src/ctl_case.c); mount is the view's root. */
 int ctl_case_main(const char *mount, int argc, char **argv);

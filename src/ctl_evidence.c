@@ -105,50 +105,6 @@ static int parse_args(int argc, char **argv, struct ev_args *a, bool target)
 	return 0;
 }
 
-/*
- * Read a host key for checking only: never create one.  0 loaded, 1 the
- * file is absent or not ours to read (errno says), -1 anything else
- * (said on stderr).
- */
-static int read_key(const char *cmd, const char *path,
-		    unsigned char key[CHAIN_KEY_BYTES])
-{
-	struct stat st;
-	size_t got = 0;
-	ssize_t r;
-	int fd, rc = -1;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 && (errno == ENOENT || errno == EACCES))
-		return 1;
-	if (fd < 0) {
-		fprintf(stderr, "ledgerctl %s: cannot open key %s: %s\n", cmd,
-			path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size != CHAIN_KEY_BYTES) {
-		fprintf(stderr, "ledgerctl %s: key %s is not a %d-byte file\n",
-			cmd, path, CHAIN_KEY_BYTES);
-		goto out;
-	}
-	while (got < CHAIN_KEY_BYTES) {
-		r = read(fd, key + got, CHAIN_KEY_BYTES - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			fprintf(stderr, "ledgerctl %s: cannot read key %s\n",
-				cmd, path);
-			goto out;
-		}
-		got += (size_t)r;
-	}
-	rc = 0;
-out:
-	close(fd);
-	return rc;
-}
-
 /* The whole of fd, read to its end (mount files report size 0). */
 static char *slurp(int fd, size_t *len)
 {
@@ -317,7 +273,7 @@ static int load_keyed(const struct ev_args *a, int fd, const char *case_id,
 	unsigned char key[CHAIN_KEY_BYTES];
 	const char *path = a->key ? a->key : CTL_DEFAULT_KEY;
 	struct ledger_report rep;
-	int rc = read_key(a->cmd, path, key);
+	int rc = ctl_read_key(a->cmd, path, key);
 
 	/* A key named on the command line that cannot be used is a usage error. */
 	if (rc > 0 && a->key)

@@ -162,50 +162,6 @@ int ctl_verify_fd(int fd, const char *label, const unsigned char *key,
 	return 0;
 }
 
-/*
- * Read a host key for checking only: never create one.  0 loaded, 1 the
- * file does not exist (errno ENOENT) or cannot be read (EACCES), -1 other
- * error with the reason printed.
- */
-static int ctl_read_key(const char *path, unsigned char key[CHAIN_KEY_BYTES])
-{
-	struct stat st;
-	ssize_t r;
-	size_t got = 0;
-	int fd, rc = -1;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == EACCES)
-			return 1;
-		fprintf(stderr, "ledgerctl verify: cannot open key %s: %s\n",
-			path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size != CHAIN_KEY_BYTES) {
-		fprintf(stderr,
-			"ledgerctl verify: key %s is not a %d-byte regular file\n",
-			path, CHAIN_KEY_BYTES);
-		goto out;
-	}
-	while (got < CHAIN_KEY_BYTES) {
-		r = read(fd, key + got, CHAIN_KEY_BYTES - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			fprintf(stderr,
-				"ledgerctl verify: cannot read key %s\n", path);
-			goto out;
-		}
-		got += (size_t)r;
-	}
-	rc = 0;
-out:
-	close(fd);
-	return rc;
-}
-
 /* Open LEDGER: a ledger file, or a backing case folder's ledger.jsonl. */
 static int ctl_open_ledger(const char *path)
 {
@@ -343,7 +299,7 @@ int ctl_verify_main(int argc, char **argv)
 		return ctl_verify_mounted(ledger, head_arg);
 	}
 	if (key_path) {
-		rc = ctl_read_key(key_path, key);
+		rc = ctl_read_key("verify", key_path, key);
 		if (rc == 1)
 			fprintf(stderr,
 				"ledgerctl verify: cannot read key %s: %s\n",
@@ -352,7 +308,7 @@ int ctl_verify_main(int argc, char **argv)
 			return 2;
 		have_key = true;
 	} else {
-		rc = ctl_read_key(CTL_DEFAULT_KEY, key);
+		rc = ctl_read_key("verify", CTL_DEFAULT_KEY, key);
 		if (rc < 0)
 			return 2;
 		if (rc == 1 && errno == EACCES)
