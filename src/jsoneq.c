@@ -8,21 +8,33 @@
 
 bool json_value_equal(const json_t *a, const json_t *b)
 {
-	if (a == b)
-		return true;
+	size_t i;
+	const char *k;
+	json_t *v;
+
 	if (!a || !b)
-		return false;
-	if (json_is_number(a) && json_is_number(b))
-		return json_number_value(a) == json_number_value(b) &&
-		       (!json_is_integer(a) || !json_is_integer(b) ||
-			json_integer_value(a) == json_integer_value(b));
+		return a == b;
+	if (json_is_number(a) && json_is_number(b)) {
+		if (json_is_integer(a) && json_is_integer(b))
+			return json_integer_value(a) == json_integer_value(b);
+		return json_number_value(a) == json_number_value(b);
+	}
 	if (json_typeof(a) != json_typeof(b))
 		return false;
 	switch (json_typeof(a)) {
-	case JSON_OBJECT: {
-		const char *k;
-		json_t *v;
-
+	case JSON_STRING:
+		return json_string_length(a) == json_string_length(b) &&
+		       !memcmp(json_string_value(a), json_string_value(b),
+			       json_string_length(a));
+	case JSON_ARRAY:
+		if (json_array_size(a) != json_array_size(b))
+			return false;
+		for (i = 0; i < json_array_size(a); i++)
+			if (!json_value_equal(json_array_get(a, i),
+					      json_array_get(b, i)))
+				return false;
+		return true;
+	case JSON_OBJECT:
 		if (json_object_size(a) != json_object_size(b))
 			return false;
 		json_object_foreach(
@@ -31,23 +43,7 @@ bool json_value_equal(const json_t *a, const json_t *b)
 						 json_object_get(
 							 b, k))) return false;
 		return true;
-	}
-	case JSON_ARRAY: {
-		size_t i, n = json_array_size(a);
-
-		if (n != json_array_size(b))
-			return false;
-		for (i = 0; i < n; i++)
-			if (!json_value_equal(json_array_get(a, i),
-					      json_array_get(b, i)))
-				return false;
-		return true;
-	}
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		       memcmp(json_string_value(a), json_string_value(b),
-			      json_string_length(a)) == 0;
-	default: /* true, false, null: same type is equal */
-		return true;
+	default:
+		return true; /* true, false, null: same type is same value */
 	}
 }

@@ -29,14 +29,6 @@ static const struct {
 
 /* ---- load ---------------------------------------------------------- */
 
-static bool in_list(const char *key, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(key, *list))
-			return true;
-	return false;
-}
-
 static int find_op(const char *name, enum mocks_op *op)
 {
 	size_t i;
@@ -177,28 +169,6 @@ static enum lf_err opt_str(const json_t *obj, const char *key, const char **out,
 	return LF_OK;
 }
 
-static enum lf_err check_keys(const json_t *obj, const char *const *keys,
-			      const char *at, struct lf_why *why)
-{
-	const char *k;
-	json_t *v;
-
-	if (!json_is_object(obj))
-		return lf_fail(why, LF_EINVAL_DOC, "%s: must be a mapping", at);
-	json_object_foreach((json_t *)obj, k, v)
-	{
-		if (!strcmp(k, "cassette_file"))
-			return lf_fail(
-				why, LF_EINVAL_DOC,
-				"%s.cassette_file: cassette_file must be resolved by ledgerctl before loading",
-				at);
-		if (!in_list(k, keys))
-			return lf_fail(why, LF_EINVAL_DOC,
-				       "%s: unknown key '%.60s'", at, k);
-	}
-	return LF_OK;
-}
-
 static enum lf_err load_steps(struct mrule *r, const json_t *list,
 			      const char *at, struct lf_why *why)
 {
@@ -224,7 +194,7 @@ static enum lf_err load_steps(struct mrule *r, const json_t *list,
 		st = &r->steps[i];
 		r->nsteps = i + 1;
 		snprintf(sat, sizeof(sat), "%s.responses[%zu]", at, i);
-		rc = check_keys(s, step_keys, sat, why);
+		rc = mocks_check_keys(s, step_keys, sat, why);
 		if (rc)
 			return rc;
 		n = !!json_object_get(s, "response") +
@@ -277,7 +247,7 @@ static enum lf_err load_rule(struct mrule *r, const json_t *obj, const char *at,
 	size_t i;
 	int n;
 
-	rc = check_keys(obj, keys, at, why);
+	rc = mocks_check_keys(obj, keys, at, why);
 	if (rc)
 		return rc;
 	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
@@ -385,7 +355,7 @@ enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 			return lf_fail(
 				why, LF_EINVAL_DOC,
 				"cassette_dir: cassette_dir must be resolved by ledgerctl before loading");
-		if (!in_list(k, top_keys))
+		if (!mocks_key_in(k, top_keys))
 			return lf_fail(why, LF_EINVAL_DOC,
 				       "unknown top-level key '%.60s'", k);
 	}

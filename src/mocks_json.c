@@ -4,6 +4,8 @@
  */
 #include "mocks_json.h"
 
+#include "jsoneq.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,46 +31,34 @@ const char *mocks_pattern_problem(const char *pattern)
 	return NULL;
 }
 
-bool mocks_json_equal(const json_t *a, const json_t *b)
+bool mocks_key_in(const char *key, const char *const *list)
 {
-	size_t i;
+	for (; *list; list++)
+		if (!strcmp(key, *list))
+			return true;
+	return false;
+}
+
+enum lf_err mocks_check_keys(const json_t *obj, const char *const *keys,
+			     const char *at, struct lf_why *why)
+{
 	const char *k;
 	json_t *v;
 
-	if (!a || !b)
-		return a == b;
-	if (json_is_number(a) && json_is_number(b)) {
-		if (json_is_integer(a) && json_is_integer(b))
-			return json_integer_value(a) == json_integer_value(b);
-		return json_number_value(a) == json_number_value(b);
+	if (!json_is_object(obj))
+		return lf_fail(why, LF_EINVAL_DOC, "%s: must be a mapping", at);
+	json_object_foreach((json_t *)obj, k, v)
+	{
+		if (!strcmp(k, "cassette_file"))
+			return lf_fail(
+				why, LF_EINVAL_DOC,
+				"%s.cassette_file: cassette_file must be resolved by ledgerctl before loading",
+				at);
+		if (!mocks_key_in(k, keys))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s: unknown key '%.60s'", at, k);
 	}
-	if (json_typeof(a) != json_typeof(b))
-		return false;
-	switch (json_typeof(a)) {
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		       !memcmp(json_string_value(a), json_string_value(b),
-			       json_string_length(a));
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return false;
-		for (i = 0; i < json_array_size(a); i++)
-			if (!mocks_json_equal(json_array_get(a, i),
-					      json_array_get(b, i)))
-				return false;
-		return true;
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return false;
-		json_object_foreach((json_t *)a, k, v)
-		{
-			if (!mocks_json_equal(v, json_object_get(b, k)))
-				return false;
-		}
-		return true;
-	default:
-		return true; /* true, false, null: same type is same value */
-	}
+	return LF_OK;
 }
 
 const char *mocks_pointer_problem(const char *ptr)

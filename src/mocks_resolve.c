@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsoneq.h"
 #include "mocks.h"
 #include "mocks_impl.h"
 #include "mocks_json.h"
@@ -85,7 +86,7 @@ static bool contains(const json_t *arg, const json_t *operand)
 	}
 	if (json_is_array(arg)) {
 		for (i = 0; i < json_array_size(arg); i++)
-			if (mocks_json_equal(json_array_get(arg, i), operand))
+			if (json_value_equal(json_array_get(arg, i), operand))
 				return true;
 		return false;
 	}
@@ -118,9 +119,9 @@ static bool cond_fits(const struct mcond *c, const json_t *args)
 		return false;
 	switch (c->op) {
 	case OP_EQ:
-		return mocks_json_equal(a, c->operand);
+		return json_value_equal(a, c->operand);
 	case OP_NE:
-		return !mocks_json_equal(a, c->operand);
+		return !json_value_equal(a, c->operand);
 	case OP_GT:
 		return json_is_number(a) && num_cmp(a, c->operand) > 0;
 	case OP_GTE:
@@ -136,7 +137,7 @@ static bool cond_fits(const struct mcond *c, const json_t *args)
 		       !regexec(&c->re, json_string_value(a), 0, NULL, 0);
 	case OP_IN:
 		for (i = 0; i < json_array_size(c->operand); i++)
-			if (mocks_json_equal(a, json_array_get(c->operand, i)))
+			if (json_value_equal(a, json_array_get(c->operand, i)))
 				return true;
 		return false;
 	case OP_ANY:

@@ -96,14 +96,6 @@ int policy_parse_mode(const char *spelling, enum lf_mode *mode)
 	return -1;
 }
 
-static bool in_list(const char *key, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(key, *list))
-			return true;
-	return false;
-}
-
 static const char *const rule_keys[] = {
 	"match",  "mode",   "name",	"note",	     "description", "mock",
 	"poison", "inject", "cassette", "overrides", NULL,
@@ -135,24 +127,15 @@ static enum lf_err load_rule(const json_t *obj, const char *at, bool is_def,
 			     struct prule *r, struct lf_why *why)
 {
 	const char *const *keys = is_def ? default_keys : rule_keys;
-	const char *k, *mode = NULL, *problem, *desc;
+	const char *mode = NULL, *problem, *desc;
 	const json_t *v;
 	json_t *applied;
 	int payloads = 0;
+	enum lf_err rc;
 
-	if (!json_is_object(obj))
-		return lf_fail(why, LF_EINVAL_DOC, "%s: must be a mapping", at);
-	json_object_foreach((json_t *)obj, k, v)
-	{
-		if (!strcmp(k, "cassette_file"))
-			return lf_fail(
-				why, LF_EINVAL_DOC,
-				"%s.cassette_file: cassette_file must be resolved by ledgerctl before loading",
-				at);
-		if (!in_list(k, keys))
-			return lf_fail(why, LF_EINVAL_DOC,
-				       "%s: unknown key '%.60s'", at, k);
-	}
+	rc = mocks_check_keys(obj, keys, at, why);
+	if (rc != LF_OK)
+		return rc;
 	if (!is_def) {
 		if (opt_string(obj, "match", &r->match) || !r->match ||
 		    !*r->match)
@@ -258,7 +241,7 @@ enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
 				why, LF_EINVAL_DOC,
 				"%s: %s must be resolved by ledgerctl before loading",
 				k, k);
-		if (!in_list(k, top_keys))
+		if (!mocks_key_in(k, top_keys))
 			return lf_fail(why, LF_EINVAL_DOC,
 				       "unknown top-level key '%.60s'", k);
 	}
