@@ -22,53 +22,6 @@ struct cctx {
 	int dirfd; /* opened on first use, -1 before */
 };
 
-/*
- * Read a whole regular file from fd, bounded by DOC_MAX_BYTES, and parse
- * it.  New reference, or NULL with why.
- */
-static json_t *parse_fd(int fd, struct lf_why *why)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, cap;
-	ssize_t n;
-	json_t *v = NULL;
-
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		lf_fail(why, LF_IO, "not a regular file");
-		return NULL;
-	}
-	cap = (size_t)DOC_MAX_BYTES + 1;
-	if ((size_t)st.st_size < cap)
-		cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		lf_fail(why, LF_NOMEM, "out of memory");
-		return NULL;
-	}
-	while (len < cap) {
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			lf_fail(why, LF_IO, "cannot read: %s", strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len >= cap) {
-		lf_fail(why, LF_IO, "file larger than %d bytes or growing",
-			DOC_MAX_BYTES);
-		goto out;
-	}
-	v = doc_parse(buf, len, why);
-out:
-	free(buf);
-	return v;
-}
-
 static int open_dir(struct cctx *c, struct lf_why *why)
 {
 	const json_t *cd = json_object_get(c->doc, "cassette_dir");
@@ -164,7 +117,7 @@ static int inline_one(struct cctx *c, json_t *obj, const char *at,
 			       errno == ELOOP ? "it is a symbolic link"
 					      : strerror(errno)),
 		       -1;
-	v = parse_fd(fd, &inner);
+	v = doc_load_fd(fd, &inner);
 	close(fd);
 	if (!v)
 		return lf_fail(why, LF_EINVAL_DOC,

@@ -450,34 +450,28 @@ json_t *doc_parse(const char *text, size_t len, struct lf_why *why)
 	return parse_yaml(text, len, why);
 }
 
-json_t *doc_load_file(const char *path, struct lf_why *why)
+json_t *doc_load_fd(int fd, struct lf_why *why)
 {
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
 	ssize_t n;
 	json_t *v = NULL;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		lf_fail(why, LF_IO, "cannot open: %s", strerror(errno));
-		return NULL;
-	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		lf_fail(why, LF_IO, "not a regular file");
-		goto out;
+		return NULL;
 	}
 	if (st.st_size > DOC_MAX_BYTES) {
 		lf_fail(why, LF_EINVAL_DOC, "document larger than %d bytes",
 			DOC_MAX_BYTES);
-		goto out;
+		return NULL;
 	}
 	/* One byte over the bound tells a file that grew since fstat. */
 	buf = malloc((size_t)st.st_size + 2);
 	if (!buf) {
 		lf_fail(why, LF_NOMEM, "out of memory");
-		goto out;
+		return NULL;
 	}
 	while (len <= (size_t)st.st_size) {
 		n = read(fd, buf + len, (size_t)st.st_size + 1 - len);
@@ -498,6 +492,20 @@ json_t *doc_load_file(const char *path, struct lf_why *why)
 	v = doc_parse(buf, len, why);
 out:
 	free(buf);
+	return v;
+}
+
+json_t *doc_load_file(const char *path, struct lf_why *why)
+{
+	json_t *v;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		lf_fail(why, LF_IO, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	v = doc_load_fd(fd, why);
 	close(fd);
 	return v;
 }

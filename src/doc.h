@@ -26,7 +26,13 @@
  */
 json_t *doc_parse(const char *text, size_t len, struct lf_why *why);
 
-/* Read a file (bounded by DOC_MAX_BYTES) and doc_parse it. New reference. */
+/*
+ * Read a whole regular file from fd (bounded by DOC_MAX_BYTES; a file
+ * that grows while read is refused) and doc_parse it.  New reference.
+ */
+json_t *doc_load_fd(int fd, struct lf_why *why);
+
+/* Open path and doc_load_fd it.  New reference, or NULL with why. */
 json_t *doc_load_file(const char *path, struct lf_why *why);
 
 #endif
