@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "seal.h"
+#include "seal_acl.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,14 +21,6 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-#define ACL_XATTR     "system.posix_acl_access"
-#define ACL_VERSION   2
-#define ACL_USER      0x02
-#define ACL_GROUP_OBJ 0x04
-#define ACL_GROUP     0x08
-#define ACL_MASK      0x10
-#define ACL_WRITE     0x02
 
 #define SEEN_SLOTS   (1u << 16) /* judged-object cache; full means rejudge */
 #define MAX_SCANNED  4096	/* folders whose entries were listed */
@@ -185,17 +178,6 @@ static bool seal_seen(struct seal_ctx *c, const struct stat *st)
 	return false;
 }
 
-static unsigned le16(const unsigned char *p)
-{
-	return p[0] | (unsigned)p[1] << 8;
-}
-
-static unsigned long le32(const unsigned char *p)
-{
-	return p[0] | (unsigned long)p[1] << 8 | (unsigned long)p[2] << 16 |
-	       (unsigned long)p[3] << 24;
-}
-
 /*
  * Read fd's access ACL into c->acl.  An O_PATH descriptor has no
  * fgetxattr, so go through its /proc/self/fd link (which names the object
@@ -207,7 +189,7 @@ static ssize_t seal_read_acl(struct seal_ctx *c, int fd, const char *disp)
 	ssize_t n;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = getxattr(proc, ACL_XATTR, c->acl, sizeof(c->acl));
+	n = getxattr(proc, SEAL_ACL_XATTR, c->acl, sizeof(c->acl));
 	if (n >= 0)
 		return n;
 	if (errno == ENODATA || errno == ENOTSUP)
@@ -230,10 +212,11 @@ static ssize_t seal_read_acl(struct seal_ctx *c, int fd, const char *disp)
 static int seal_judge(struct seal_ctx *c, int fd, const struct stat *st,
 		      const char *disp)
 {
-	bool has_mask = false, group_w = false;
-	unsigned mask = 0, obj = 0, tag, perm;
+	struct seal_acl acl;
 	unsigned long id;
-	ssize_t n, i;
+	bool is_user;
+	ssize_t n;
+	size_t i;
 
 	if (seal_seen(c, st))
 		return 0;
@@ -245,45 +228,21 @@ static int seal_judge(struct seal_ctx *c, int fd, const struct stat *st,
 	n = seal_read_acl(c, fd, disp);
 	if (n < 0)
 		return -1;
-	if (n && (n < 4 || (n - 4) % 8 || le32(c->acl) != ACL_VERSION))
+	if (seal_acl_parse((const unsigned char *)c->acl, (size_t)n, &acl) < 0)
 		return seal_error(c, "%s: ACL in an unknown format",
 				  shown(disp));
-	for (i = 4; i < n; i += 8) {
-		tag = le16(c->acl + i);
-		if (tag == ACL_MASK) {
-			has_mask = true;
-			mask = le16(c->acl + i + 2);
-		} else if (tag == ACL_GROUP_OBJ) {
-			obj = le16(c->acl + i + 2);
-		}
-	}
-	if (has_mask)
-		group_w = (obj & mask & ACL_WRITE) != 0;
-	else
-		group_w = (st->st_mode & S_IWGRP) != 0;
-	if (group_w &&
+	if (seal_acl_group_writes(&acl, st->st_mode) &&
 	    seal_add(c, disp, st->st_dev, st->st_ino, SEAL_GROUP_WRITE, 0) < 0)
 		return -1;
 	/* 1777 too: the sticky bit still lets others plant new names. */
 	if ((st->st_mode & S_IWOTH) &&
 	    seal_add(c, disp, st->st_dev, st->st_ino, SEAL_OTHER_WRITE, 0) < 0)
 		return -1;
-	for (i = 4; i < n; i += 8) {
-		tag = le16(c->acl + i);
-		perm = le16(c->acl + i + 2);
-		id = le32(c->acl + i + 4);
-		if (!(perm & ACL_WRITE) || (has_mask && !(mask & ACL_WRITE)))
-			continue;
-		/* A named entry for root grants root nothing new. */
-		if (tag == ACL_USER && id != 0 &&
-		    seal_add(c, disp, st->st_dev, st->st_ino, SEAL_ACL_USER,
-			     id) < 0)
+	for (i = 0; i < acl.n; i++)
+		if (seal_acl_named_writer(&acl, i, &is_user, &id) &&
+		    seal_add(c, disp, st->st_dev, st->st_ino,
+			     is_user ? SEAL_ACL_USER : SEAL_ACL_GROUP, id) < 0)
 			return -1;
-		if (tag == ACL_GROUP &&
-		    seal_add(c, disp, st->st_dev, st->st_ino, SEAL_ACL_GROUP,
-			     id) < 0)
-			return -1;
-	}
 	return 0;
 }
 
