@@ -45,7 +45,7 @@ row parent_owned_by_another_user_is_refused 'chown 1000 "$work/p"' "$work/p/back
 row acl_granting_write_above_is_refused 'setfacl -m u:1000:rwx "$work/p"' "$work/p/back" refuse 'ACL grants write to uid 1000'
 row sticky_parent_with_root_owned_next_folder_starts 'chmod 1777 "$work/p"; mkdir -m 0755 "$work/p/q"' "$work/p/q/back" start ''
 row sticky_parent_with_foreign_next_folder_is_refused 'chmod 1777 "$work/p"; mkdir -m 0755 "$work/p/q"; chown 1000 "$work/p/q"' "$work/p/q/back" refuse 'above the backing folder'
-row backing_inside_the_mount_point_is_refused ':' "$mnt/back" refuse ''
+row backing_inside_the_mount_point_is_refused ':' "$mnt/back" refuse 'lies inside the mount point'
 
 # The mount point inside the backing folder needs its own mount point.
 rm -rf "$work/p" && mkdir -p "$work/p/back/m" && chmod 0755 "$work/p" && chmod 0700 "$work/p/back"
@@ -61,8 +61,11 @@ rm -rf "$work/p" && mkdir -p "$work/p/back" && chmod 0755 "$work/p" && chmod 070
 out=$(timeout 10 "$bin" --backing="$work/p/back" --key="$work/p/back/host.key" "$mnt" 2>&1)
 if mountpoint -q "$mnt"; then
 	umount -l "$mnt"; echo "not ok - key_file_inside_backing_is_refused"; fail=$((fail + 1))
+elif printf '%s' "$out" | grep -q 'key file .* lies inside the backing folder' &&
+	[ ! -e "$work/p/back/host.key" ]; then
+	echo "ok - key_file_inside_backing_is_refused_before_it_is_created"; pass=$((pass + 1))
 else
-	echo "ok - key_file_inside_backing_is_refused"; pass=$((pass + 1))
+	echo "not ok - key_file_inside_backing_is_refused: $out"; fail=$((fail + 1))
 fi
 
 # A second daemon on a backing folder in use would break its chains.
