@@ -4,70 +4,31 @@
 # folder's parent, the whole view, or the key's folder fails naming the
 # mount.
 set -u
+. "$(dirname "$0")/lib.sh"
+command -v bwrap >/dev/null 2>&1 || lf_skip_all "bubblewrap (bwrap) is not installed"
+lf_setup
+lf_start
+# This script's names for lib.sh's folders.
+ROOT=$work B=$backing K=$key M=$mnt
 
-: "${top_builddir:?top_builddir must be set (make check sets it)}"
-LEDGERFS=$top_builddir/ledgerfs
-LEDGERCTL=$top_builddir/ledgerctl
-
-if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	echo "SKIP: needs root and /dev/fuse (the view mounts with allow_other)"
-	exit 77
-fi
-if ! command -v bwrap >/dev/null 2>&1; then
-	echo "SKIP: bubblewrap (bwrap) is not installed"
-	exit 77
-fi
-for p in "$LEDGERFS" "$LEDGERCTL"; do
-	[ -x "$p" ] || { echo "FAIL: $p is not built"; exit 1; }
-done
-
-ROOT=$(mktemp -d /tmp/ledgerfs-check-target.XXXXXX) || exit 1
-chmod 0755 "$ROOT"
-B=$ROOT/backing
-K=$ROOT/keys/host.key
-M=$ROOT/mnt
-mkdir -m 0700 "$B" "$ROOT/keys" && mkdir "$M" || exit 1
-DPID=
 BPID=
 
+# The target sandbox is a background process lib.sh's clean-up also ends.
 stop_target() {
 	if [ -n "$BPID" ]; then
 		kill "$BPID" 2>/dev/null
 		wait "$BPID" 2>/dev/null
 		BPID=
+		lf_bg_pids=
 	fi
 }
-
-cleanup() {
-	stop_target
-	if grep -q " $M fuse" /proc/self/mounts 2>/dev/null; then
-		fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
-	fi
-	if [ -n "$DPID" ]; then
-		kill "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
-	rm -rf "$ROOT"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 fail() {
 	echo "FAIL: $*"
-	[ -f "$ROOT/daemon.log" ] && sed 's/^/daemon: /' "$ROOT/daemon.log"
+	sed 's/^/daemon: /' "$work/daemon.err"
 	exit 1
 }
 
-timeout 120 "$LEDGERFS" -f --backing="$B" --key="$K" "$M" \
-	2>"$ROOT/daemon.log" &
-DPID=$!
-i=0
-until [ -d "$M/cases" ]; do
-	i=$((i + 1))
-	[ $i -le 100 ] || fail "the view did not come up"
-	kill -0 "$DPID" 2>/dev/null || fail "the daemon exited"
-	sleep 0.1
-done
 mkdir "$M/cases/C" || fail "mkdir case"
 printf 'interactions:\n  - match: "*"\n    mode: block\n' >"$M/cases/C/policy" ||
 	fail "policy"
@@ -82,6 +43,7 @@ start_target() {
 		--die-with-parent --bind "$M/cases/C/target" /mediator \
 		"$@" --info-fd 3 sleep 30 3>"$ROOT/info" &
 	BPID=$!
+	lf_bg_pids=$BPID
 	TPID=
 	i=0
 	while [ -z "$TPID" ]; do

@@ -4,58 +4,17 @@
 # result for it refused (EINVAL) and recorded; evidence per turn, in
 # attempt order, verified against the daemon.
 set -u
-
-: "${top_builddir:?top_builddir must be set (make check sets it)}"
-LEDGERFS=$top_builddir/ledgerfs
-LEDGERCTL=$top_builddir/ledgerctl
-
-if [ "$(id -u)" != 0 ] || [ ! -c /dev/fuse ]; then
-	echo "SKIP: needs root and /dev/fuse (the view mounts with allow_other)"
-	exit 77
-fi
-for p in "$LEDGERFS" "$LEDGERCTL"; do
-	[ -x "$p" ] || { echo "FAIL: $p is not built"; exit 1; }
-done
-
-# Daemon refuses backing folders under parents others can write: a
-# root-owned 0755 folder under sticky /tmp is accepted.
-ROOT=$(mktemp -d /tmp/ledgerfs-evidence.XXXXXX) || exit 1
-chmod 0755 "$ROOT"
-B=$ROOT/backing
-K=$ROOT/keys/host.key
-M=$ROOT/mnt
-mkdir -m 0700 "$B" "$ROOT/keys" && mkdir "$M" || exit 1
-DPID=
-
-cleanup() {
-	if grep -q " $M fuse" /proc/self/mounts 2>/dev/null; then
-		fusermount3 -u "$M" 2>/dev/null || umount -l "$M" 2>/dev/null
-	fi
-	if [ -n "$DPID" ]; then
-		kill "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
-	rm -rf "$ROOT"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/lib.sh"
+lf_setup
+lf_start
+# This script's names for lib.sh's folders.
+ROOT=$work B=$backing K=$key M=$mnt
 
 fail() {
 	echo "FAIL: $*"
-	[ -f "$ROOT/daemon.log" ] && sed 's/^/daemon: /' "$ROOT/daemon.log"
+	sed 's/^/daemon: /' "$work/daemon.err"
 	exit 1
 }
-
-timeout 120 "$LEDGERFS" -f --backing="$B" --key="$K" "$M" \
-	2>"$ROOT/daemon.log" &
-DPID=$!
-i=0
-until [ -d "$M/cases" ]; do
-	i=$((i + 1))
-	[ $i -le 100 ] || fail "the view did not come up"
-	kill -0 "$DPID" 2>/dev/null || fail "the daemon exited"
-	sleep 0.1
-done
 
 C=$M/cases/C
 T=$C/target
