@@ -14,6 +14,8 @@
 #   BENCH_ROUNDS=4            interleaved rounds per C (calls split evenly)
 #   BENCH_DIR=/var/tmp        where the backing folders live (the disk
 #                             under test); BENCH_KEEP=1 keeps them
+#   BENCH_CS="1 8 64"         the concurrencies to run
+#   BENCH_PARTS="calls memory verify"  the parts to run
 set -u
 
 B=${top_builddir:-.}
@@ -25,6 +27,8 @@ IDLE_CASES=${BENCH_IDLE_CASES:-10000}
 MEM_CALLS=${BENCH_MEM_CALLS:-200000}
 LEDGER_MB=${BENCH_LEDGER_MB:-100}
 ROUNDS=${BENCH_ROUNDS:-4}
+CS=${BENCH_CS:-1 8 64}
+PARTS=${BENCH_PARTS:-calls memory verify}
 T=600 # bound on any single step, seconds
 
 POLICY=$S/tests/bench/bench.policy.json
@@ -133,7 +137,16 @@ echo "descriptor limit (ulimit -n) for the daemon: $NOFILE"
 echo "calls per case: C=1 $CALLS_1, C=8 $CALLS_8, C=64 $CALLS_64;" \
 	"mix 1/3 pass (+ result), 1/3 mock (scenario), 1/3 block"
 
+# want PART: is PART among the parts to run?
+want() {
+	case " $PARTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 # --- latency and throughput, same workload, same run ---------------------
+ROWS=
+THREADS=
+if want calls; then
 start_daemon run
 MNT=$WORK/mnt-run
 mkdir -m 0700 "$WORK/base" "$WORK/base-key" || die mkdir
@@ -148,21 +161,18 @@ until [ -S "$WORK/base.sock" ]; do
 	sleep 0.1
 done
 
-# Peak worker threads of the daemon while a run is going.
-sample_threads() {
-	while kill -0 "$DPID" 2>/dev/null; do
-		n=$(vm "$DPID" Threads)
-		[ "${n:-0}" -gt "$(cat "$WORK/threads")" ] && echo "$n" >"$WORK/threads"
-		sleep 0.02
-	done
+# The daemon's threads, read after each run rather than sampled during
+# it: a sampling loop would take CPU from the side being measured.  The
+# daemon keeps up to 64 idle workers, so this is the run's peak.
+daemon_threads() {
+	nt=$(vm "$DPID" Threads)
+	[ "${nt:-0}" -gt "$(cat "$WORK/threads")" ] && echo "$nt" >"$WORK/threads"
 }
 
 # Disk latency drifts over seconds, so the two sides run interleaved in
 # ROUNDS rounds (alternating which goes first) and the latencies are
 # pooled; calls/s is all calls over the summed wall time of each side.
-ROWS=
-THREADS=
-for C in 1 8 64; do
+for C in $CS; do
 	eval N=\$CALLS_$C
 	n=$((N / ROUNDS))
 	[ $n -ge 1 ] || n=1
@@ -174,11 +184,8 @@ for C in 1 8 64; do
 	while [ $r -le $ROUNDS ]; do
 		for side in $( [ $((r % 2)) = 1 ] && echo "f s" || echo "s f"); do
 			if [ $side = f ]; then
-				sample_threads &
-				spid=$!
 				R=$(run fuse "$MNT" "$C" "$n" "f$C-$r-" --out "$WORK/lat-f")
-				kill "$spid" 2>/dev/null
-				wait "$spid" 2>/dev/null
+				daemon_threads
 				fw=$(awk -v a="$fw" -v b="$(field "$R" wall_s)" 'BEGIN { print a + b }')
 			else
 				R=$(run socket "$WORK/base.sock" "$C" "$n" "s$C-$r-" --out "$WORK/lat-s")
@@ -201,11 +208,17 @@ $C $total $(field "$F" p50_us) $(field "$F" p90_us) $(field "$F" p99_us) $fc $(f
 done
 # The daemon's own count for one case: every call and result recorded.
 n=$((CALLS_1 / ROUNDS))
-rows=$(sed -n 's/.*"rows": *\([0-9]*\).*/\1/p' "$MNT/cases/f1-1-0/status")
-want=$((n + (n + 2) / 3 + 2))
-[ "$rows" = "$want" ] || die "case f1-1-0 has $rows rows, expected $want"
+expect_rows=$((n + (n + 2) / 3 + 2))
+if [ -d "$MNT/cases/f1-1-0" ]; then
+	rows=$(sed -n 's/.*"rows": *\([0-9]*\).*/\1/p' "$MNT/cases/f1-1-0/status")
+	[ "$rows" = "$expect_rows" ] || die "case f1-1-0 has $rows rows, expected $expect_rows"
+fi
+fi
 
 # --- memory: idle cases, then recorded calls, on a fresh daemon ----------
+per_case=
+per_call=
+if want memory; then
 start_daemon mem
 MMNT=$WORK/mnt-mem
 sleep 0.5
@@ -227,7 +240,11 @@ per_case=$(( (hwm1 - rss0) * 1024 / IDLE_CASES ))
 # The 64 cases of the measured run are charged at the idle per-case cost.
 per_call=$(( ((hwm3 - hwm2) * 1024 - 64 * per_case) / mem_calls ))
 
+fi
+
 # --- ledgerctl verify on a large ledger ---------------------------------
+vcpu=
+if want verify; then
 # Rows come from the real ledger_append; on tmpfs its fdatasync is free,
 # so a 100 MB ledger takes seconds.  Verify runs on the disk under test.
 SHM=$(mktemp -d /dev/shm/ledgerfs-bench.XXXXXX) || die "no /dev/shm"
@@ -266,6 +283,7 @@ fi
 warm=$(verify_mbs)
 warm2=$(verify_mbs)
 vcpu=$(echo "$warm2" | sed 's/.*cpu \([0-9.]*\).*/\1/')
+fi
 
 # --- the table ----------------------------------------------------------
 echo
@@ -281,11 +299,15 @@ NF == 10 {
 }'
 echo
 echo "daemon peak threads during the ledgerfs runs:$THREADS"
-echo "memory (daemon VmHWM; base VmRSS after start $rss0 kB):"
-echo "  $IDLE_CASES registered idle cases: $hwm1 kB -> $per_case bytes per open case ($(field "$O" secs) s to open)"
-echo "  $mem_calls recorded calls on 64 more cases: $hwm2 -> $hwm3 kB -> $per_call bytes per recorded call ($(( (t1 - t0) / 1000000000 )) s)"
-echo "verify: $(echo "$G" | sed 's/GENERATED //') ($VERIFY):" \
-	"MB/s cold cache $cold, warm $warm, $warm2"
+if want memory; then
+	echo "memory (daemon VmHWM; base VmRSS after start $rss0 kB):"
+	echo "  $IDLE_CASES registered idle cases: $hwm1 kB -> $per_case bytes per open case ($(field "$O" secs) s to open)"
+	echo "  $mem_calls recorded calls on 64 more cases: $hwm2 -> $hwm3 kB -> $per_call bytes per recorded call ($(((t1 - t0) / 1000000000)) s)"
+fi
+if want verify; then
+	echo "verify: $(echo "$G" | sed 's/GENERATED //') ($VERIFY):" \
+		"MB/s cold cache $cold, warm $warm, $warm2"
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates wall times)"
 echo
 echo "$ROWS" | awk -v pc="$per_case" -v pk="$per_call" -v vw="$vcpu" '
@@ -293,7 +315,10 @@ function verdict(ok) { return ok ? "met" : "MISSED" }
 $1 == 1 { p = $3 / $7; printf "target C=1 p50 <= 1.25 x baseline: %.2f x  %s\n", p, verdict(p <= 1.25) }
 $1 == 64 { c = $6 / $10; printf "target C=64 calls/s >= 1.0 x baseline: %.2f x  %s\n", c, verdict(c >= 1.0) }
 END {
-	printf "target <= 8192 bytes per open case: %d  %s\n", pc, verdict(pc <= 8192)
-	printf "target <= 256 bytes per recorded call: %d  %s\n", pk, verdict(pk <= 256)
-	printf "target verify >= 200 MB/s (cpu time, warm cache): %s  %s\n", vw, verdict(vw >= 200)
+	if (pc != "")
+		printf "target <= 8192 bytes per open case: %d  %s\n", pc, verdict(pc <= 8192)
+	if (pk != "")
+		printf "target <= 256 bytes per recorded call: %d  %s\n", pk, verdict(pk <= 256)
+	if (vw != "")
+		printf "target verify >= 200 MB/s (cpu time, warm cache): %s  %s\n", vw, verdict(vw >= 200)
 }'
