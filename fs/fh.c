@@ -145,41 +145,70 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
-int lfs_fh_read(const char *path, char *buf, size_t size, off_t off,
-		struct fuse_file_info *fi)
+/* How many bytes a read of size at off returns now.  Under fh->lock. */
+static size_t fh_read_len(struct lfs_fh *fh, size_t size, off_t off)
 {
-	struct lfs_fh *fh = fh_of(fi);
 	size_t n = 0;
 
-	(void)path;
-	pthread_mutex_lock(&fh->lock);
+	if (fh->n.kind == N_REQUEST)
+		n = fh->rep_len - fh->rep_pos;
+	else if (fh->n.kind == N_LEDGER)
+		n = off < fh->ledger_len ? (size_t)(fh->ledger_len - off) : 0;
+	else if (fh->snap && (size_t)off < fh->snap_len)
+		n = fh->snap_len - (size_t)off;
+	return n < size ? n : size;
+}
+
+/* Copy n bytes (from fh_read_len) into buf.  Under fh->lock. */
+static int fh_read_copy(struct lfs_fh *fh, char *buf, size_t n, off_t off)
+{
+	if (!n)
+		return 0;
 	if (fh->n.kind == N_REQUEST) {
 		/* The kernel's offset means nothing here: a cursor per open. */
-		n = fh->rep_len - fh->rep_pos;
-		if (n > size)
-			n = size;
-		if (n) /* rep stays NULL until the first reply */
-			memcpy(buf, fh->rep + fh->rep_pos, n);
+		memcpy(buf, fh->rep + fh->rep_pos, n);
 		fh->rep_pos += n;
 	} else if (fh->n.kind == N_LEDGER) {
-		long r = 0;
+		long r = case_ledger_read(fh->n.c, buf, n, off);
 
-		if (off < fh->ledger_len) {
-			n = (size_t)(fh->ledger_len - off) < size
-				    ? (size_t)(fh->ledger_len - off)
-				    : size;
-			r = case_ledger_read(fh->n.c, buf, n, off);
-		}
-		pthread_mutex_unlock(&fh->lock);
 		return r < 0 ? -EIO : (int)r;
-	} else if (fh->snap && (size_t)off < fh->snap_len) {
-		n = fh->snap_len - (size_t)off < size
-			    ? fh->snap_len - (size_t)off
-			    : size;
+	} else {
 		memcpy(buf, fh->snap + off, n);
 	}
-	pthread_mutex_unlock(&fh->lock);
 	return (int)n;
+}
+
+/*
+ * Reads hand libfuse a buffer of what is there, not of what was asked:
+ * the kernel asks for the reader's whole buffer (64 KiB or more) and a
+ * reply line is a few hundred bytes.
+ */
+int lfs_fh_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
+		    off_t off, struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fh_of(fi);
+	struct fuse_bufvec *bv = malloc(sizeof(*bv));
+	size_t n;
+	char *mem;
+	int r;
+
+	(void)path;
+	if (!bv)
+		return -ENOMEM;
+	pthread_mutex_lock(&fh->lock);
+	n = fh_read_len(fh, size, off);
+	mem = malloc(n ? n : 1);
+	r = mem ? fh_read_copy(fh, mem, n, off) : -ENOMEM;
+	pthread_mutex_unlock(&fh->lock);
+	if (r < 0) {
+		free(mem);
+		free(bv);
+		return r;
+	}
+	*bv = FUSE_BUFVEC_INIT((size_t)r);
+	bv->buf[0].mem = mem;
+	*bufp = bv;
+	return 0;
 }
 
 static void fh_keep_reply(struct lfs_fh *fh, const char *reply)

@@ -8,8 +8,8 @@
 #include "ops.h"
 
 int lfs_fh_open(const char *path, struct fuse_file_info *fi);
-int lfs_fh_read(const char *path, char *buf, size_t size, off_t off,
-		struct fuse_file_info *fi);
+int lfs_fh_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
+		    off_t off, struct fuse_file_info *fi);
 int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 		 struct fuse_file_info *fi);
 int lfs_fh_flush(const char *path, struct fuse_file_info *fi);

@@ -29,6 +29,7 @@ struct options {
 	char *backing;
 	char *key;
 	char *mountpoint;
+	char *sync;
 	unsigned long max_line;
 	unsigned long max_calls;
 	unsigned long max_refused;
@@ -46,6 +47,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--max-line=%lu", max_line),
 	OPT("--max-calls=%lu", max_calls),
 	OPT("--max-refused=%lu", max_refused),
+	OPT("--sync=%s", sync),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
 	OPT("-V", show_version),
@@ -69,7 +71,8 @@ static int opt_proc(void *data, const char *arg, int key,
 static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [--backing=DIR] [--key=FILE] [--max-line=BYTES]\n"
-	       "       [--max-calls=N] [--max-refused=N] [-o OPTION]... MOUNTPOINT\n\n"
+	       "       [--max-calls=N] [--max-refused=N] [--sync=group|file]\n"
+	       "       [-o OPTION]... MOUNTPOINT\n\n"
 	       "  --backing=DIR     ledgers and case state (default " DEFAULT_BACKING
 	       ")\n"
 	       "  --key=FILE        host key, created when absent (default " DEFAULT_KEY
@@ -77,6 +80,8 @@ static void usage(const char *prog)
 	       "  --max-line=BYTES  request line limit (default 1048576)\n"
 	       "  --max-calls=N     calls per case before calls are blocked (default 100000)\n"
 	       "  --max-refused=N   refused rows kept per case (default 64)\n"
+	       "  --sync=group      rows appended at once share one flush (default)\n"
+	       "  --sync=file       one fdatasync per row\n"
 	       "  -f                stay in the foreground\n"
 	       "  -o OPTION         a libfuse mount option\n\n"
 	       "See ledgerfs(8).\n",
@@ -154,6 +159,18 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* How much the group commit shared, for the log of a foreground daemon. */
+static void report_commits(struct registry *reg)
+{
+	unsigned long long flushes, rows;
+
+	registry_commit_counts(reg, &flushes, &rows);
+	if (flushes)
+		fprintf(stderr,
+			"ledgerfs: stopped; %llu rows made durable by %llu flushes\n",
+			rows, flushes);
+}
+
 static void warn_case(const char *name, const char *reason)
 {
 	fprintf(stderr, "ledgerfs: case %s not served: %s\n", name, reason);
@@ -187,6 +204,13 @@ int main(int argc, char *argv[])
 		rc = 2;
 		goto out;
 	}
+	if (o.sync && strcmp(o.sync, "group") && strcmp(o.sync, "file")) {
+		fprintf(stderr,
+			"ledgerfs: --sync must be group or file, not %s\n",
+			o.sync);
+		rc = 2;
+		goto out;
+	}
 	if (!realpath(o.mountpoint, mnt)) {
 		fprintf(stderr, "ledgerfs: mount point %s: %s\n", o.mountpoint,
 			strerror(errno));
@@ -214,17 +238,24 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	explicit_bzero(key, sizeof(key));
+	if ((!o.sync || strcmp(o.sync, "file")) &&
+	    !registry_group_commit(ctx.reg))
+		fprintf(stderr,
+			"ledgerfs: the backing filesystem is not one where "
+			"syncfs is known to be durable; one fdatasync per row\n");
 	ctx.max_line = lim.max_line;
 	ctx.started = time(NULL);
 	/* Targets run as other users; modes are enforced by the kernel. */
 	fuse_opt_add_arg(&args, "-oallow_other,default_permissions");
 	fuse_opt_add_arg(&args, "-osubtype=ledgerfs,fsname=ledgerfs");
 	rc = lfs_serve(&args, &ctx);
+	report_commits(ctx.reg);
 	registry_free(ctx.reg);
 out:
 	fuse_opt_free_args(&args);
 	free(o.backing);
 	free(o.key);
 	free(o.mountpoint);
+	free(o.sync);
 	return rc;
 }

@@ -55,6 +55,13 @@ struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
 	return c;
 }
 
+void case_set_commit(struct lf_case *c, struct commit_group *g)
+{
+	pthread_mutex_lock(&c->lock);
+	ledger_set_commit(c->ledger, g);
+	pthread_mutex_unlock(&c->lock);
+}
+
 void case_free(struct lf_case *c)
 {
 	size_t i;

@@ -57,6 +57,9 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 
 void case_free(struct lf_case *c);
 
+/* Make the case's later appends durable through group g (see commit.h). */
+void case_set_commit(struct lf_case *c, struct commit_group *g);
+
 /*
  * Save the counters that past their row bounds live only in memory
  * (refusals and over-limit calls not recorded as rows), for a clean

@@ -25,6 +25,7 @@ struct ledger {
 	struct ledger_head head;
 	long long size; /* where the next line lands */
 	bool broken;	/* a write or flush failed: refuse every append */
+	struct commit_group *commit; /* borrowed; NULL: own fdatasync */
 };
 
 char *ledger_canonical(const json_t *row)
@@ -73,7 +74,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	char now[32], mac[CHAIN_HEX_LEN + 1], *body = NULL, *line = NULL;
 	enum lf_err rc = LF_IO;
 	size_t n;
-	int set = 0;
+	int set = 0, err;
 
 	if (l->broken)
 		return lf_fail(why, LF_IO,
@@ -120,11 +121,13 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	if (fdatasync(l->fd) < 0) {
+	err = l->commit		     ? commit_group_sync(l->commit, l->fd)
+	      : fdatasync(l->fd) < 0 ? errno
+				     : 0;
+	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;
-		lf_fail(why, LF_IO, "ledger fdatasync failed: %s",
-			strerror(errno));
+		lf_fail(why, LF_IO, "ledger flush failed: %s", strerror(err));
 		goto out;
 	}
 	if (offset)
@@ -139,6 +142,11 @@ out:
 	free(body);
 	free(line);
 	return rc;
+}
+
+void ledger_set_commit(struct ledger *l, struct commit_group *g)
+{
+	l->commit = g;
 }
 
 void ledger_get_head(const struct ledger *l, struct ledger_head *out)

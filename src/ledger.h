@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "chain.h"
+#include "commit.h"
 #include "err.h"
 
 struct ledger;
@@ -65,13 +66,19 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 
 /*
  * Append row (borrowed; this sets case_id, row, time, prev and mac on it)
- * as one line, then fdatasync.  offset/len (may be NULL) receive where the
+ * as one line, then fdatasync (or its group's flush).  offset/len (may be NULL) receive where the
  * line landed.  Not thread-safe: the caller holds the case lock.  After
  * any failure the ledger refuses every later append (LF_IO): a failed
  * flush may have dropped data, so it is never retried.
  */
 enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 			  size_t *len, struct lf_why *why);
+
+/*
+ * Make later appends durable through group g (borrowed; NULL: each append
+ * its own fdatasync).  Under the case lock, like ledger_append.
+ */
+void ledger_set_commit(struct ledger *l, struct commit_group *g);
 
 void ledger_get_head(const struct ledger *l, struct ledger_head *out);
 

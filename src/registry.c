@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "commit.h"
 #include "strmap.h"
 
 struct registry {
@@ -23,6 +24,7 @@ struct registry {
 	struct lf_case **cases;
 	size_t n, cap;
 	struct strmap index;
+	struct commit_group *commit; /* NULL: one fdatasync per append */
 };
 
 static const char *registry_key(void *ctx, uint32_t i)
@@ -179,11 +181,36 @@ void registry_free(struct registry *r)
 	}
 	free(r->cases);
 	strmap_free(&r->index);
+	commit_group_free(r->commit);
 	if (r->backing_fd >= 0)
 		close(r->backing_fd);
 	pthread_rwlock_destroy(&r->lock);
 	explicit_bzero(r->key, sizeof(r->key));
 	free(r);
+}
+
+const char *registry_group_commit(struct registry *r)
+{
+	const char *fs = commit_fs_name(r->backing_fd);
+	size_t i;
+
+	if (!fs)
+		return NULL;
+	pthread_rwlock_wrlock(&r->lock);
+	if (!r->commit)
+		r->commit = commit_group_new(r->backing_fd);
+	for (i = 0; r->commit && i < r->n; i++)
+		case_set_commit(r->cases[i], r->commit);
+	pthread_rwlock_unlock(&r->lock);
+	return r->commit ? fs : NULL;
+}
+
+void registry_commit_counts(struct registry *r, unsigned long long *flushes,
+			    unsigned long long *waits)
+{
+	*flushes = *waits = 0;
+	if (r->commit)
+		commit_group_counts(r->commit, flushes, waits);
 }
 
 struct lf_case *registry_get(struct registry *r, const char *name)
@@ -218,6 +245,8 @@ enum lf_err registry_create(struct registry *r, const char *name,
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
 	}
+	if (r->commit)
+		case_set_commit(c, r->commit);
 	*out = c;
 out:
 	pthread_rwlock_unlock(&r->lock);

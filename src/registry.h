@@ -26,6 +26,18 @@ enum lf_err registry_open(const char *backing_dir,
 			  struct registry **out, struct lf_why *why);
 void registry_free(struct registry *r);
 
+/*
+ * Make every case's appends durable by group commit (commit.h): one
+ * flush for the rows that cases append at the same time.  Returns the
+ * backing filesystem's name, or NULL when syncfs is not known to be
+ * durable there (each append then keeps its own fdatasync) or out of
+ * memory.
+ */
+const char *registry_group_commit(struct registry *r);
+/* Rows flushed and flushes done by the group (0/0 without one). */
+void registry_commit_counts(struct registry *r, unsigned long long *flushes,
+			    unsigned long long *waits);
+
 /* Borrowed: cases live as long as the registry. NULL when unknown. */
 struct lf_case *registry_get(struct registry *r, const char *name);
 enum lf_err registry_create(struct registry *r, const char *name,

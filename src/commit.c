@@ -1,0 +1,195 @@
+/*
+ * commit.c - group commit (see commit.h).
+ *
+ * Every appender joins the pending batch and sleeps; whoever finds no
+ * flush running takes the whole batch, flushes it and wakes its members.
+ * Rows written while a flush runs form the next batch, so under load one
+ * flush covers many calls, and a lone appender pays one fdatasync as
+ * before.  Each waiter learns the outcome of the very flush that covered
+ * it: a failure reaches exactly the rows that may be lost.
+ */
+#include "commit.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+/* A waiter's state; it sleeps on its own word, so a flush wakes exactly
+ * the waiters it covered, not every thread waiting on the group. */
+enum { W_WAIT, W_DONE, W_LEAD };
+
+struct commit_waiter {
+	int fd;
+	int rc; /* written before state becomes W_DONE */
+	atomic_int state;
+	struct commit_waiter *next;
+};
+
+struct commit_group {
+	pthread_mutex_t lock;
+	int fs_fd;
+	bool flushing;
+	struct commit_waiter *pending;
+	unsigned long long flushes, waits;
+};
+
+/* Filesystems whose syncfs writes every dirty file and flushes the disk. */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} commit_fs_known[] = {
+	{EXT4_SUPER_MAGIC, "ext4"},
+	{XFS_SUPER_MAGIC, "xfs"},
+	{BTRFS_SUPER_MAGIC, "btrfs"},
+	{TMPFS_MAGIC, "tmpfs"},
+};
+
+const char *commit_fs_name(int fs_fd)
+{
+	struct statfs st;
+	size_t i;
+
+	if (fstatfs(fs_fd, &st) < 0)
+		return NULL;
+	for (i = 0; i < sizeof(commit_fs_known) / sizeof(commit_fs_known[0]);
+	     i++)
+		if ((unsigned long)st.f_type == commit_fs_known[i].magic)
+			return commit_fs_known[i].name;
+	return NULL;
+}
+
+struct commit_group *commit_group_new(int fs_fd)
+{
+	struct commit_group *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	pthread_mutex_init(&g->lock, NULL);
+	g->fs_fd = fs_fd;
+	return g;
+}
+
+void commit_group_free(struct commit_group *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+/* Flush one batch, without the lock: one ledger alone, or the filesystem. */
+static int commit_flush(int fs_fd, const struct commit_waiter *batch)
+{
+	const struct commit_waiter *w;
+	int rc;
+
+	for (w = batch->next; w; w = w->next)
+		if (w->fd != batch->fd)
+			break;
+	rc = w ? syncfs(fs_fd) : fdatasync(batch->fd);
+	return rc < 0 ? errno : 0;
+}
+
+/* Sleep while the waiter's state is W_WAIT; returns the new state. */
+static int commit_sleep(struct commit_waiter *w)
+{
+	int st;
+
+	while ((st = atomic_load_explicit(&w->state, memory_order_acquire)) ==
+	       W_WAIT)
+		syscall(SYS_futex, (int *)&w->state, FUTEX_WAIT_PRIVATE, W_WAIT,
+			NULL, NULL, 0);
+	return st;
+}
+
+/*
+ * Wake w.  Once its state is W_DONE, w may return and its frame be gone;
+ * the wake only names the address, and a stray wake is one that every
+ * futex waiter already tolerates.
+ */
+static void commit_wake(struct commit_waiter *w)
+{
+	syscall(SYS_futex, (int *)&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL,
+		0);
+}
+
+/* Lead one flush: take the pending batch, flush it, wake its members. */
+static int commit_lead(struct commit_group *g, struct commit_waiter *me)
+{
+	struct commit_waiter *batch, *w, *next, *heir;
+	int rc;
+
+	/*
+	 * Every waiter in the batch wrote before joining it, and the flush
+	 * starts after this point, so it covers them all.
+	 */
+	batch = g->pending;
+	g->pending = NULL;
+	g->flushing = true;
+	g->flushes++;
+	pthread_mutex_unlock(&g->lock);
+	rc = commit_flush(g->fs_fd, batch);
+	pthread_mutex_lock(&g->lock);
+	g->flushing = false;
+	/* Rows written during this flush: hand the next one to a waiter. */
+	heir = g->pending;
+	if (heir)
+		atomic_store_explicit(&heir->state, W_LEAD,
+				      memory_order_release);
+	pthread_mutex_unlock(&g->lock);
+	if (heir)
+		commit_wake(heir);
+	for (w = batch; w; w = next) {
+		next = w->next; /* w may return once it is done */
+		if (w == me)
+			continue;
+		w->rc = rc;
+		atomic_store_explicit(&w->state, W_DONE, memory_order_release);
+		commit_wake(w);
+	}
+	return rc;
+}
+
+int commit_group_sync(struct commit_group *g, int fd)
+{
+	struct commit_waiter me = {.fd = fd};
+	int lead = W_LEAD;
+
+	atomic_init(&me.state, W_WAIT);
+	pthread_mutex_lock(&g->lock);
+	me.next = g->pending;
+	g->pending = &me;
+	g->waits++;
+	while (g->flushing) {
+		pthread_mutex_unlock(&g->lock);
+		if (commit_sleep(&me) == W_DONE)
+			return me.rc;
+		/*
+		 * Asked to lead, but still pending: unless a flush that
+		 * started meanwhile already covered us, wait or lead.
+		 */
+		pthread_mutex_lock(&g->lock);
+		if (!atomic_compare_exchange_strong(&me.state, &lead, W_WAIT)) {
+			pthread_mutex_unlock(&g->lock);
+			return me.rc;
+		}
+		lead = W_LEAD;
+	}
+	return commit_lead(g, &me);
+}
+
+void commit_group_counts(struct commit_group *g, unsigned long long *flushes,
+			 unsigned long long *waits)
+{
+	pthread_mutex_lock(&g->lock);
+	*flushes = g->flushes;
+	*waits = g->waits;
+	pthread_mutex_unlock(&g->lock);
+}

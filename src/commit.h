@@ -1,0 +1,41 @@
+/*
+ * commit.h - group commit: the appends of many ledgers made durable by
+ * one flush.  A call is acknowledged only after its row is durable; when
+ * several cases append at once, one flush covers all of them instead of
+ * each paying for its own (DESIGN 7's durability, shared).
+ */
+#ifndef LF_COMMIT_H
+#define LF_COMMIT_H
+
+struct commit_group;
+
+/*
+ * The name of the filesystem holding fs_fd when syncfs(2) is known to
+ * write and flush its files as fdatasync does (ext4, xfs, btrfs, tmpfs),
+ * else NULL: there a group would not be durable, so each append keeps
+ * its own fdatasync.
+ */
+const char *commit_fs_name(int fs_fd);
+
+/*
+ * A group for the filesystem that holds fs_fd (borrowed; the backing
+ * folder).  A batch of rows that all went to one ledger is flushed with
+ * fdatasync of that ledger; a batch over several ledgers with one syncfs
+ * of the filesystem.  NULL when out of memory.
+ */
+struct commit_group *commit_group_new(int fs_fd);
+void commit_group_free(struct commit_group *g);
+
+/*
+ * Make everything written to fd (a ledger) before this call durable,
+ * together with whatever other threads are waiting for at the same
+ * time.  Returns 0, or an errno value: the flush that covered this
+ * write failed, so the data may be lost (never retry).
+ */
+int commit_group_sync(struct commit_group *g, int fd);
+
+/* How many flushes and how many waits the group has done (for status). */
+void commit_group_counts(struct commit_group *g, unsigned long long *flushes,
+			 unsigned long long *waits);
+
+#endif
