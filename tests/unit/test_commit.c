@@ -1,0 +1,241 @@
+/*
+ * test_commit.c - group commit (src/commit.c) on a real filesystem, one
+ * test per rule: which flush a batch gets, that a failure reaches the
+ * rows of that flush and no others, and that concurrent appenders share
+ * flushes without any of them returning before its flush.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commit.h"
+
+/* On the disk, not tmpfs: flushes must really go to a device. */
+static char dir[64];
+static int dir_fd = -1;
+
+static void make_dir(void)
+{
+	strcpy(dir, "/var/tmp/test_commit.XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(dir_fd, 0);
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+
+	close(dir_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(commit, .init = make_dir, .fini = remove_dir, .timeout = 120);
+
+static int open_ledger(const char *name)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	cr_assert_geq(fd, 0, "open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+Test(commit, filesystems_known_to_flush_on_syncfs_are_named_others_not)
+{
+	static const struct {
+		const char *path;
+		const char *name; /* NULL: not trusted with a group */
+	} table[] = {
+		{"/dev/shm", "tmpfs"},
+		{"/proc", NULL},
+		{"/sys", NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		int fd = open(table[i].path, O_RDONLY | O_DIRECTORY);
+		const char *got;
+
+		cr_assert_geq(fd, 0);
+		got = commit_fs_name(fd);
+		if (table[i].name)
+			cr_expect_str_eq(got ? got : "(null)", table[i].name,
+					 "%s", table[i].path);
+		else
+			cr_expect_null(got, "%s: %s", table[i].path, got);
+		close(fd);
+	}
+}
+
+/* fdatasync of a pipe fails with EINVAL, syncfs of the folder does not:
+ * so a pipe as the "ledger" shows which flush a batch got. */
+Test(commit, a_lone_append_is_flushed_by_fdatasync_of_its_own_ledger)
+{
+	struct commit_group *g = commit_group_new(dir_fd);
+	int p[2];
+
+	cr_assert_not_null(g);
+	cr_assert_eq(pipe(p), 0);
+	cr_expect_eq(commit_group_sync(g, p[1]), EINVAL);
+	close(p[0]);
+	close(p[1]);
+	commit_group_free(g);
+}
+
+Test(commit, a_failed_flush_fails_its_rows_and_not_later_ones)
+{
+	struct commit_group *g = commit_group_new(dir_fd);
+	int fd = open_ledger("good"), p[2];
+	unsigned long long flushes, waits;
+
+	cr_assert_not_null(g);
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(fd, "row\n", 4), 4);
+	cr_expect_eq(commit_group_sync(g, p[1]), EINVAL);
+	cr_expect_eq(commit_group_sync(g, fd), 0);
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(flushes, 2);
+	cr_expect_eq(waits, 2);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	commit_group_free(g);
+}
+
+struct joiner {
+	struct commit_group *g;
+	int fd;
+	int rc;
+};
+
+static void *join_group(void *arg)
+{
+	struct joiner *j = arg;
+
+	j->rc = commit_group_sync(j->g, j->fd);
+	return NULL;
+}
+
+/*
+ * A slow first flush (64 MiB of dirty data in one ledger) is running
+ * while two pipes join: they form the next batch, over two "ledgers",
+ * and get one syncfs of the folder, which succeeds where fdatasync of
+ * either pipe would fail.
+ */
+Test(commit, a_batch_over_several_ledgers_is_flushed_by_one_syncfs)
+{
+	static char chunk[1 << 20];
+	int attempt;
+
+	memset(chunk, 'x', sizeof(chunk));
+	for (attempt = 0; attempt < 3; attempt++) {
+		struct commit_group *g = commit_group_new(dir_fd);
+		struct joiner slow = {g, open_ledger("slow"), -1};
+		struct joiner a = {g, -1, -1}, b = {g, -1, -1};
+		unsigned long long flushes = 0, waits = 0;
+		pthread_t ts, ta, tb;
+		int pa[2], pb[2], i;
+		bool together;
+
+		cr_assert_not_null(g);
+		for (i = 0; i < 64; i++)
+			cr_assert_eq(write(slow.fd, chunk, sizeof(chunk)),
+				     (ssize_t)sizeof(chunk));
+		cr_assert_eq(pipe(pa), 0);
+		cr_assert_eq(pipe(pb), 0);
+		a.fd = pa[1];
+		b.fd = pb[1];
+		cr_assert_eq(pthread_create(&ts, NULL, join_group, &slow), 0);
+		while (flushes == 0) {
+			commit_group_counts(g, &flushes, &waits);
+			usleep(100);
+		}
+		cr_assert_eq(pthread_create(&ta, NULL, join_group, &a), 0);
+		cr_assert_eq(pthread_create(&tb, NULL, join_group, &b), 0);
+		while (waits < 3) {
+			commit_group_counts(g, &flushes, &waits);
+			usleep(100);
+		}
+		/* Both joined while the first flush still ran. */
+		together = flushes == 1;
+		pthread_join(ts, NULL);
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		commit_group_counts(g, &flushes, &waits);
+		cr_expect_eq(slow.rc, 0);
+		if (together) {
+			cr_expect_eq(flushes, 2, "one flush for both pipes");
+			cr_expect_eq(a.rc, 0);
+			cr_expect_eq(b.rc, 0);
+		}
+		close(pa[0]);
+		close(pa[1]);
+		close(pb[0]);
+		close(pb[1]);
+		close(slow.fd);
+		commit_group_free(g);
+		if (together)
+			return;
+	}
+	cr_assert_fail("the pipes never joined during the slow flush");
+}
+
+#define WRITERS 16
+#define APPENDS 100
+
+struct writer {
+	struct commit_group *g;
+	int fd;
+	int failures;
+};
+
+static void *write_rows(void *arg)
+{
+	struct writer *w = arg;
+	int i;
+
+	for (i = 0; i < APPENDS; i++) {
+		if (write(w->fd, "row\n", 4) != 4 ||
+		    commit_group_sync(w->g, w->fd) != 0)
+			w->failures++;
+	}
+	return NULL;
+}
+
+Test(commit, concurrent_appends_share_flushes_and_all_land)
+{
+	struct commit_group *g = commit_group_new(dir_fd);
+	struct writer w[WRITERS];
+	pthread_t t[WRITERS];
+	unsigned long long flushes, waits;
+	char name[16];
+	int i;
+
+	cr_assert_not_null(g);
+	for (i = 0; i < WRITERS; i++) {
+		snprintf(name, sizeof(name), "l%d", i);
+		w[i] = (struct writer){g, open_ledger(name), 0};
+		cr_assert_eq(pthread_create(&t[i], NULL, write_rows, &w[i]),
+			     0);
+	}
+	for (i = 0; i < WRITERS; i++) {
+		pthread_join(t[i], NULL);
+		cr_expect_eq(w[i].failures, 0);
+		cr_expect_eq(lseek(w[i].fd, 0, SEEK_END), 4 * APPENDS);
+		close(w[i].fd);
+	}
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(waits, WRITERS * APPENDS);
+	cr_expect_lt(flushes, waits, "%llu flushes for %llu rows", flushes,
+		     waits);
+	commit_group_free(g);
+}
