@@ -6,12 +6,14 @@
 # daemon's memory per open case and per recorded call; `ledgerctl verify`
 # throughput.  Prints one table.  Sizes come from the environment:
 #
-#   BENCH_CALLS_1=2000 BENCH_CALLS_8=500 BENCH_CALLS_64=200  calls per case
+#   BENCH_CALLS_1=2000 BENCH_CALLS_8=500 BENCH_CALLS_64=400  calls per case
 #   BENCH_IDLE_CASES=10000    registered idle cases for the memory figure
 #   BENCH_MEM_CALLS=200000    recorded calls for the per-call memory figure
 #   BENCH_LEDGER_MB=100       size of the ledger `verify` is timed on
 #   BENCH_LEDGERFS_OPTS=      extra daemon options, e.g. "-o clone_fd"
-#   BENCH_ROUNDS=4            interleaved rounds per C (calls split evenly)
+#   BENCH_ROUNDS=20           at most this many interleaved rounds per C
+#                             (calls split evenly, at least 25 per case
+#                             and round)
 #   BENCH_DIR=/var/tmp        where the backing folders live (the disk
 #                             under test); BENCH_KEEP=1 keeps them
 #   BENCH_CS="1 8 64"         the concurrencies to run
@@ -22,11 +24,11 @@ B=${top_builddir:-.}
 S=${top_srcdir:-$(dirname "$0")/../..}
 CALLS_1=${BENCH_CALLS_1:-2000}
 CALLS_8=${BENCH_CALLS_8:-500}
-CALLS_64=${BENCH_CALLS_64:-200}
+CALLS_64=${BENCH_CALLS_64:-400}
 IDLE_CASES=${BENCH_IDLE_CASES:-10000}
 MEM_CALLS=${BENCH_MEM_CALLS:-200000}
 LEDGER_MB=${BENCH_LEDGER_MB:-100}
-ROUNDS=${BENCH_ROUNDS:-4}
+MAX_ROUNDS=${BENCH_ROUNDS:-20}
 CS=${BENCH_CS:-1 8 64}
 PARTS=${BENCH_PARTS:-calls memory verify}
 T=600 # bound on any single step, seconds
@@ -169,13 +171,22 @@ daemon_threads() {
 	[ "${nt:-0}" -gt "$(cat "$WORK/threads")" ] && echo "$nt" >"$WORK/threads"
 }
 
-# Disk latency drifts over seconds, so the two sides run interleaved in
-# ROUNDS rounds (alternating which goes first) and the latencies are
-# pooled; calls/s is all calls over the summed wall time of each side.
+# rounds_for N: interleaved rounds for N calls per case.
+rounds_for() {
+	_r=$(($1 / 25))
+	[ "$_r" -le "$MAX_ROUNDS" ] || _r=$MAX_ROUNDS
+	[ "$_r" -ge 1 ] || _r=1
+	echo "$_r"
+}
+
+# Disk latency drifts within seconds (fdatasync here can go from 250 to
+# 450 us and back), so the two sides run interleaved in short rounds
+# (alternating which goes first) and the latencies are pooled; calls/s is
+# all calls over the summed wall time of each side.
 for C in $CS; do
 	eval N=\$CALLS_$C
+	ROUNDS=$(rounds_for "$N")
 	n=$((N / ROUNDS))
-	[ $n -ge 1 ] || n=1
 	rm -f "$WORK/lat-f" "$WORK/lat-s"
 	fw=0
 	sw=0
@@ -201,13 +212,13 @@ for C in $CS; do
 	total=$(field "$F" calls)
 	fc=$(awk -v c="$total" -v w="$fw" 'BEGIN { printf "%.1f", c / w }')
 	sc=$(awk -v c="$total" -v w="$sw" 'BEGIN { printf "%.1f", c / w }')
-	echo "  C=$C ledgerfs $F cps=$fc"
+	echo "  C=$C ($ROUNDS rounds) ledgerfs $F cps=$fc"
 	echo "  C=$C baseline $K cps=$sc"
 	ROWS="$ROWS
 $C $total $(field "$F" p50_us) $(field "$F" p90_us) $(field "$F" p99_us) $fc $(field "$K" p50_us) $(field "$K" p90_us) $(field "$K" p99_us) $sc"
 done
 # The daemon's own count for one case: every call and result recorded.
-n=$((CALLS_1 / ROUNDS))
+n=$((CALLS_1 / $(rounds_for "$CALLS_1")))
 expect_rows=$((n + (n + 2) / 3 + 2))
 if [ -d "$MNT/cases/f1-1-0" ]; then
 	rows=$(sed -n 's/.*"rows": *\([0-9]*\).*/\1/p' "$MNT/cases/f1-1-0/status")
