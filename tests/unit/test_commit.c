@@ -195,6 +195,7 @@ Test(commit, a_batch_over_several_ledgers_is_flushed_by_one_syncfs)
 struct writer {
 	struct commit_group *g;
 	int fd;
+	int appends;
 	int failures;
 };
 
@@ -203,7 +204,7 @@ static void *write_rows(void *arg)
 	struct writer *w = arg;
 	int i;
 
-	for (i = 0; i < APPENDS; i++) {
+	for (i = 0; i < w->appends; i++) {
 		if (write(w->fd, "row\n", 4) != 4 ||
 		    commit_group_sync(w->g, w->fd) != 0)
 			w->failures++;
@@ -223,9 +224,8 @@ Test(commit, concurrent_appends_share_flushes_and_all_land)
 	cr_assert_not_null(g);
 	for (i = 0; i < WRITERS; i++) {
 		snprintf(name, sizeof(name), "l%d", i);
-		w[i] = (struct writer){g, open_ledger(name), 0};
-		cr_assert_eq(pthread_create(&t[i], NULL, write_rows, &w[i]),
-			     0);
+		w[i] = (struct writer){g, open_ledger(name), APPENDS, 0};
+		cr_assert_eq(pthread_create(&t[i], NULL, write_rows, &w[i]), 0);
 	}
 	for (i = 0; i < WRITERS; i++) {
 		pthread_join(t[i], NULL);
@@ -238,4 +238,45 @@ Test(commit, concurrent_appends_share_flushes_and_all_land)
 	cr_expect_lt(flushes, waits, "%llu flushes for %llu rows", flushes,
 		     waits);
 	commit_group_free(g);
+}
+
+/*
+ * On tmpfs a flush costs next to nothing, so leadership changes hands
+ * as fast as threads can run: a waiter asked to lead after another flush
+ * already took it must wait for that flush, never lead one of its own
+ * (it would return while that flush still holds it).
+ */
+Test(commit, waiters_taken_by_a_flush_never_lead_another)
+{
+	enum { THREADS = 32, EACH = 3000 };
+	char shm[] = "/dev/shm/test_commit.XXXXXX", path[64], cmd[80];
+	struct commit_group *g;
+	struct writer w[THREADS];
+	pthread_t t[THREADS];
+	unsigned long long flushes, waits;
+	int i, shm_fd;
+
+	cr_assert_not_null(mkdtemp(shm));
+	shm_fd = open(shm, O_RDONLY | O_DIRECTORY);
+	g = commit_group_new(shm_fd);
+	cr_assert_not_null(g);
+	for (i = 0; i < THREADS; i++) {
+		snprintf(path, sizeof(path), "%s/l%d", shm, i);
+		w[i] = (struct writer){g, open(path, O_WRONLY | O_CREAT, 0600),
+				       EACH, 0};
+		cr_assert_geq(w[i].fd, 0);
+		cr_assert_eq(pthread_create(&t[i], NULL, write_rows, &w[i]), 0);
+	}
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		cr_expect_eq(w[i].failures, 0);
+		cr_expect_eq(lseek(w[i].fd, 0, SEEK_END), 4 * EACH);
+		close(w[i].fd);
+	}
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(waits, THREADS * EACH);
+	commit_group_free(g);
+	close(shm_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm);
+	cr_assert_eq(system(cmd), 0);
 }
