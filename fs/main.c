@@ -90,7 +90,7 @@ static void usage(const char *prog)
 
 /*
  * Mount and run the loop.  fuse_main would do, but its thread pool is
- * fixed at ten busy threads, and every call thread waits in fdatasync:
+ * fixed at ten busy threads, and every call thread waits for its flush:
  * concurrent cases need as many threads as there are cases calling.
  */
 static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
