@@ -8,7 +8,7 @@
 #
 #   BENCH_CALLS_1=2000 BENCH_CALLS_8=500 BENCH_CALLS_64=400  calls per case
 #   BENCH_IDLE_CASES=10000    registered idle cases for the memory figure
-#   BENCH_MEM_CALLS=200000    recorded calls for the per-call memory figure
+#   BENCH_MEM_CALLS=1000000   recorded calls for the per-call memory figure
 #   BENCH_LEDGER_MB=100       size of the ledger `verify` is timed on
 #   BENCH_LEDGERFS_OPTS=      extra daemon options, e.g. "-o clone_fd"
 #   BENCH_ROUNDS=20           at most this many interleaved rounds per C
@@ -26,7 +26,7 @@ CALLS_1=${BENCH_CALLS_1:-2000}
 CALLS_8=${BENCH_CALLS_8:-500}
 CALLS_64=${BENCH_CALLS_64:-400}
 IDLE_CASES=${BENCH_IDLE_CASES:-10000}
-MEM_CALLS=${BENCH_MEM_CALLS:-200000}
+MEM_CALLS=${BENCH_MEM_CALLS:-1000000}
 LEDGER_MB=${BENCH_LEDGER_MB:-100}
 MAX_ROUNDS=${BENCH_ROUNDS:-20}
 CS=${BENCH_CS:-1 8 64}
@@ -309,7 +309,7 @@ NF == 10 {
 		$1, $2, $3, $5, $6, $7, $9, $10, $3 / $7, $6 / $10
 }'
 echo
-echo "daemon peak threads during the ledgerfs runs:$THREADS"
+[ -z "$THREADS" ] || echo "daemon peak threads during the ledgerfs runs:$THREADS"
 if want memory; then
 	echo "memory (daemon VmHWM; base VmRSS after start $rss0 kB):"
 	echo "  $IDLE_CASES registered idle cases: $hwm1 kB -> $per_case bytes per open case ($(field "$O" secs) s to open)"
