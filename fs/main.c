@@ -241,8 +241,9 @@ int main(int argc, char *argv[])
 	if ((!o.sync || strcmp(o.sync, "file")) &&
 	    !registry_group_commit(ctx.reg))
 		fprintf(stderr,
-			"ledgerfs: the backing filesystem is not one where "
-			"syncfs is known to be durable; one fdatasync per row\n");
+			"ledgerfs: no group commit here (syncfs is not known "
+			"to be durable on the backing filesystem); one "
+			"fdatasync per row\n");
 	ctx.max_line = lim.max_line;
 	ctx.started = time(NULL);
 	/* Targets run as other users; modes are enforced by the kernel. */

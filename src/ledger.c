@@ -68,6 +68,14 @@ static int ledger_write_all(int fd, const char *buf, size_t n)
 	return 0;
 }
 
+/* Make what was written durable: 0 or an errno value. */
+static int ledger_flush(struct ledger *l)
+{
+	if (l->commit)
+		return commit_group_sync(l->commit, l->fd);
+	return fdatasync(l->fd) < 0 ? errno : 0;
+}
+
 enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 			  size_t *len, struct lf_why *why)
 {
@@ -121,9 +129,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	err = l->commit		     ? commit_group_sync(l->commit, l->fd)
-	      : fdatasync(l->fd) < 0 ? errno
-				     : 0;
+	err = ledger_flush(l);
 	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;

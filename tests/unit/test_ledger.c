@@ -803,6 +803,41 @@ Test(ledger, failed_write_fails_this_and_every_later_append)
 	ledger_close(l);
 }
 
+/*
+ * The same through a commit group: the ledger's descriptor becomes a pipe,
+ * so the write lands and the flush (fdatasync of a pipe) fails.
+ */
+Test(ledger, failed_flush_through_a_group_fails_this_and_every_later_append)
+{
+	struct ledger *l = create_ledger("C1");
+	struct commit_group *g;
+	struct lf_why why = {{0}};
+	json_t *row;
+	int dir_fd = open(tmpdir, O_RDONLY | O_DIRECTORY), p[2], fd;
+
+	cr_assert_geq(dir_fd, 0);
+	g = commit_group_new(dir_fd);
+	cr_assert_not_null(g);
+	ledger_set_commit(l, g);
+	append(l, sample_row(0, false));
+	cr_assert_eq(pipe(p), 0);
+	fd = ledger_fd(l);
+	cr_assert_eq(dup2(p[1], fd), fd);
+	row = sample_row(1, false);
+	cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_IO);
+	cr_assert(strstr(why.msg, "flush failed"), "%s", why.msg);
+	json_decref(row);
+	row = sample_row(2, false);
+	cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_IO);
+	cr_assert(strstr(why.msg, "failed earlier"), "%s", why.msg);
+	json_decref(row);
+	ledger_close(l);
+	commit_group_free(g);
+	close(p[0]);
+	close(p[1]);
+	close(dir_fd);
+}
+
 /* ---- ledgerctl verify ---- */
 
 Test(ledger, ctl_verify_exit_statuses_and_messages)
