@@ -2,8 +2,9 @@
 # durability.sh - how rows are made durable (DESIGN 7; ledgerfs(8)
 # --sync): by default rows that cases append at the same time share one
 # flush (group commit), and the daemon's stop line says how many rows
-# took how many flushes; --sync=file gives every row its own fdatasync;
-# any other --sync is refused.  Either way every acknowledged call is in
+# took how many flushes; --sync=file gives every row its own fdatasync,
+# and so does a backing file system where syncfs is not known to be
+# durable (ramfs here); any other --sync is refused.  Either way every acknowledged call is in
 # a ledger that verifies.
 . "$(dirname "$0")/lib.sh"
 lf_setup
@@ -79,6 +80,26 @@ calls_in_parallel F
 every_call_landed F
 lf_stop || rule_fail "daemon had to be killed"
 rule_hasnt "stop line" "$(cat "$work/daemon.err")" "made durable"
+rule_end
+
+# ramfs: syncfs there is not known to be durable, so no group.
+rule_begin backing_without_a_durable_syncfs_gets_one_fdatasync_per_row
+mkdir -m 0755 "$work/ramfs"
+if mount -t ramfs -o mode=0755 ramfs "$work/ramfs"; then
+	lf_extra_mounts="$work/ramfs"
+	saved_backing=$backing
+	backing=$work/ramfs/backing
+	: >"$work/daemon.err"
+	lf_start
+	rule_has "start line" "$(cat "$work/daemon.err")" "no group commit here"
+	calls_in_parallel R
+	every_call_landed R
+	lf_stop || rule_fail "daemon had to be killed"
+	rule_hasnt "stop line" "$(cat "$work/daemon.err")" "made durable"
+	backing=$saved_backing
+else
+	rule_fail "cannot mount a ramfs"
+fi
 rule_end
 
 rule_begin unknown_sync_mode_is_refused

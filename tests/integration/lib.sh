@@ -127,6 +127,10 @@ lf_cleanup() {
 		kill -9 "$lf_daemon" 2>/dev/null
 		wait "$lf_daemon" 2>/dev/null
 	fi
+	# Other file systems a test mounted under $work (lf_extra_mounts).
+	for _m in ${lf_extra_mounts:-}; do
+		umount -l "$_m" 2>/dev/null
+	done
 	if [ -n "${work:-}" ] && [ -d "$work" ]; then
 		if [ -n "${LF_KEEP:-}" ]; then
 			echo "# kept $work"
