@@ -218,6 +218,19 @@ struct call_entry *case_add_call(struct lf_case *c, const char *id,
 	return e;
 }
 
+void case_settle_call(struct lf_case *c, struct call_entry *e, bool missing,
+		      long long off, size_t len)
+{
+	e->completion = missing ? CALL_MISSING : CALL_COMPLETE;
+	e->res_off = off;
+	e->res_len = (uint32_t)len;
+	c->n_pending--;
+	if (missing)
+		c->n_missing++;
+	else
+		c->n_complete++;
+}
+
 /*
  * Append under the case lock.  A failed append means the ledger can no
  * longer be trusted to hold what follows, so the case fails closed.

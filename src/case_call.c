@@ -319,11 +319,7 @@ static enum lf_err case_result_locked(struct lf_case *c,
 	json_decref(row);
 	if (err != LF_OK)
 		return err;
-	e->completion = CALL_COMPLETE;
-	e->res_off = off;
-	e->res_len = (uint32_t)rlen;
-	c->n_pending--;
-	c->n_complete++;
+	case_settle_call(c, e, false, off, rlen);
 	return LF_OK;
 }
 

@@ -50,11 +50,7 @@ static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
 		json_decref(row);
 		if (err != LF_OK)
 			return err;
-		e->completion = CALL_MISSING;
-		e->res_off = off;
-		e->res_len = (uint32_t)len;
-		c->n_pending--;
-		c->n_missing++;
+		case_settle_call(c, e, true, off, len);
 		(*count)++;
 	}
 	return LF_OK;

@@ -6,6 +6,7 @@
 #define LF_CASE_INT_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "case.h"
@@ -69,6 +70,9 @@ void case_set_str(char **field, const char *fmt, ...)
 int case_write_meta(struct lf_case *c);
 const char *case_call_key(void *ctx, uint32_t i);
 struct call_entry *case_find_call(struct lf_case *c, const char *id);
+/* A pending passed call gets its result row (off/len): complete or missing. */
+void case_settle_call(struct lf_case *c, struct call_entry *e, bool missing,
+		      long long off, size_t len);
 struct call_entry *case_add_call(struct lf_case *c, const char *id,
 				 uint32_t seq, int mode, long long off,
 				 size_t len);

@@ -120,16 +120,8 @@ static void case_replay_result(struct lf_case *c, const json_t *row,
 	const char *id = json_string_value(json_object_get(row, "call_id"));
 	struct call_entry *e = id ? case_find_call(c, id) : NULL;
 
-	if (!e || e->completion != CALL_PENDING)
-		return;
-	e->completion = missing ? CALL_MISSING : CALL_COMPLETE;
-	e->res_off = off;
-	e->res_len = (uint32_t)len;
-	c->n_pending--;
-	if (missing)
-		c->n_missing++;
-	else
-		c->n_complete++;
+	if (e && e->completion == CALL_PENDING)
+		case_settle_call(c, e, missing, off, len);
 }
 
 static int case_replay_row(void *ctx, const json_t *row, long long off,
