@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsoneq.h"
+
 char *decision_add_newline(char *s)
 {
 	size_t n;
@@ -106,16 +108,10 @@ char *decision_reply(const json_t *row)
 	json_t *r = json_object();
 	const char *mode = json_string_value(json_object_get(row, "mode"));
 	char *s;
-	size_t i;
 
 	if (!r)
 		return NULL;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(row, keys[i]);
-
-		if (v)
-			json_object_set(r, keys[i], v);
-	}
+	json_copy_keys(r, row, keys, sizeof(keys) / sizeof(keys[0]));
 	/* The order DESIGN 5 shows: the host's result after the decision. */
 	if (mode && strcmp(mode, "pass") != 0) {
 		json_object_set(r, "returned",

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "jsoneq.h"
+
 /* Decision fields copied as they are, when present on the row. */
 static const char *const decision_keys[] = {
 	"call_id",	  "sequence",
@@ -56,16 +58,11 @@ static json_t *event_from_decision(const json_t *row)
 {
 	json_t *ev = json_object();
 	const char *mode = json_string_value(json_object_get(row, "mode"));
-	size_t i;
 
 	if (!ev)
 		return NULL;
-	for (i = 0; i < sizeof(decision_keys) / sizeof(decision_keys[0]); i++) {
-		json_t *v = json_object_get(row, decision_keys[i]);
-
-		if (v)
-			json_object_set(ev, decision_keys[i], v);
-	}
+	json_copy_keys(ev, row, decision_keys,
+		       sizeof(decision_keys) / sizeof(decision_keys[0]));
 	json_object_set_new(ev, "evidence_source",
 			    json_string("host_mediator"));
 	json_object_set_new(ev, "attempt_authoritative", json_true());

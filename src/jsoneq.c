@@ -47,3 +47,16 @@ bool json_value_equal(const json_t *a, const json_t *b)
 		return true; /* true, false, null: same type is same value */
 	}
 }
+
+void json_copy_keys(json_t *dst, const json_t *src, const char *const *keys,
+		    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *v = json_object_get(src, keys[i]);
+
+		if (v)
+			json_object_set(dst, keys[i], v);
+	}
+}

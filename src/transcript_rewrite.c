@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsoneq.h"
 #include "transcript_int.h"
 
 /* The evidence flags a rebuilt tool result carries.  New reference. */
@@ -24,14 +25,9 @@ static json_t *flags_of(const json_t *ev)
 		"completion_status",
 	};
 	json_t *f = json_object();
-	size_t i;
 
-	for (i = 0; f && i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(ev, keys[i]);
-
-		if (v)
-			json_object_set(f, keys[i], v);
-	}
+	if (f)
+		json_copy_keys(f, ev, keys, sizeof(keys) / sizeof(keys[0]));
 	return f;
 }
 
