@@ -169,9 +169,12 @@ json_t *cassette_inline(const json_t *doc, const char *doc_path,
 	cd = json_object_get(doc, "cassette_dir");
 	if (cd && (!json_is_string(cd) || !json_string_length(cd) ||
 		   strlen(json_string_value(cd)) != json_string_length(cd) ||
+		   strchr(json_string_value(cd), '/') ||
 		   strstr(json_string_value(cd), ".."))) {
+		/* One name: a link among several components would escape. */
 		lf_fail(why, LF_EINVAL_DOC,
-			"cassette_dir: must be a folder name without '..' or NUL");
+			"cassette_dir: must be a folder name without '/', '..' "
+			"or NUL");
 		goto fail;
 	}
 	if (doc_path)

@@ -192,6 +192,21 @@ Test(cassette, symbolic_links_are_refused, .init = scratch, .fini = cleanup)
 			  &why);
 	cr_assert_null(out);
 	cr_assert(strstr(why.msg, "cassette_dir: "), "%s", why.msg);
+	/* A link reached through a later component, an absolute folder. */
+	out = inline_text("cassette_dir: linkdir/.\nmocks:\n"
+			  "  - {tool: a, cassette_file: ts.json}\n",
+			  &why);
+	cr_assert_null(out);
+	cr_assert_str_eq(
+		why.msg,
+		"cassette_dir: must be a folder name without '/', '..' or NUL");
+	out = inline_text("cassette_dir: /etc\nmocks:\n"
+			  "  - {tool: a, cassette_file: hostname}\n",
+			  &why);
+	cr_assert_null(out);
+	cr_assert_str_eq(
+		why.msg,
+		"cassette_dir: must be a folder name without '/', '..' or NUL");
 	/* Without cassette_dir the document's own folder is used. */
 	out = inline_text("mocks:\n  - {tool: a, cassette_file: secret.json}\n",
 			  &why);
