@@ -417,6 +417,27 @@ Test(mocks, when_state_gates_a_rule)
 	mocks_free(m);
 }
 
+/* DESIGN 6: the cursor is per (scenario, tool), not per rule. */
+Test(mocks, rules_of_one_scenario_and_tool_share_one_cursor)
+{
+	struct mocks *m = load_text(
+		"mocks:\n"
+		"  - tool: t\n    scenario: s\n    when_state: start\n"
+		"    responses: [{response: a0, sets_state: mid}, "
+		"{response: a1}]\n"
+		"  - tool: t\n    scenario: s\n    when_state: mid\n"
+		"    responses: [{response: b0}, {response: b1}, "
+		"{response: b2}]\n");
+	struct mocks_state *st = mocks_state_new();
+
+	expect(m, st, "c", "t", "{}", "\"a0\"");
+	expect(m, st, "c", "t", "{}", "\"b1\"");
+	expect(m, st, "c", "t", "{}", "\"b2\"");
+	expect(m, st, "c", "t", "{}", "\"b2\"");
+	mocks_state_free(st);
+	mocks_free(m);
+}
+
 Test(mocks, steps_without_scenario_keep_a_cursor_per_rule_and_tool)
 {
 	struct mocks *m = load_text(
