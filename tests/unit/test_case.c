@@ -71,12 +71,17 @@ static struct lf_case *registered_case(const char *name, struct case_limits l)
 	struct lf_why why;
 	char tok[CHAIN_HEX_LEN + 1], line[256];
 
-	cr_assert_eq(case_create(backing, key, name, &l, &c, &why), LF_OK, "%s", why.msg);
-	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK, "%s", why.msg);
-	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(case_create(backing, key, name, &l, &c, &why), LF_OK, "%s",
+		     why.msg);
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK,
+		     "%s", why.msg);
+	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_OK, "%s",
+		     why.msg);
 	case_token(c, tok);
-	snprintf(line, sizeof(line), "{\"case_id\":\"%s\",\"token\":\"%s\"}", name, tok);
-	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK, "%s", why.msg);
+	snprintf(line, sizeof(line), "{\"case_id\":\"%s\",\"token\":\"%s\"}",
+		 name, tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK, "%s",
+		     why.msg);
 	return c;
 }
 
@@ -116,7 +121,8 @@ Test(case_rules, request_before_registration_is_refused_and_recorded)
 
 	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
 	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK);
-	cr_assert_eq(call(c, "{\"call_id\":\"a\",\"tool\":\"lookup_x\"}", NULL), LF_UNREGISTERED);
+	cr_assert_eq(call(c, "{\"call_id\":\"a\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_UNREGISTERED);
 	cr_assert_eq(rows(c), 2); /* case_opened + refused */
 	case_free(c);
 }
@@ -131,10 +137,12 @@ Test(case_rules, registration_with_wrong_token_or_case_id_is_refused)
 	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
 	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK);
 	case_token(c, tok);
-	snprintf(line, sizeof(line), "{\"case_id\":\"D\",\"token\":\"%s\"}", tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"D\",\"token\":\"%s\"}",
+		 tok);
 	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_BAD_TOKEN);
 	tok[0] = tok[0] == 'a' ? 'b' : 'a';
-	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}", tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}",
+		 tok);
 	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_BAD_TOKEN);
 	cr_assert_eq(case_get_state(c), CASE_READY);
 	cr_assert_eq(rows(c), 3);
@@ -150,7 +158,8 @@ Test(case_rules, registration_before_a_policy_is_refused)
 
 	cr_assert_eq(case_create(backing, key, "C", &l, &c, &why), LF_OK);
 	case_token(c, tok);
-	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}", tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}",
+		 tok);
 	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_NOT_READY);
 	case_free(c);
 }
@@ -163,7 +172,8 @@ Test(case_rules, repeat_of_a_correct_registration_succeeds_without_a_row)
 	unsigned long long before = rows(c);
 
 	case_token(c, tok);
-	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}", tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"C\",\"token\":\"%s\"}",
+		 tok);
 	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK);
 	cr_assert_eq(rows(c), before);
 	case_free(c);
@@ -174,7 +184,8 @@ Test(case_rules, policy_is_frozen_after_registration)
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	struct lf_why why;
 
-	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_FROZEN);
+	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why),
+		     LF_FROZEN);
 	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_FROZEN);
 	case_free(c);
 }
@@ -204,14 +215,136 @@ Test(case_rules, duplicate_call_id_does_not_advance_scenario)
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	char *r;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", &r), LF_OK);
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", &r),
+		LF_OK);
 	cr_assert(strstr(r, "\"resumed\""), "%s", r);
 	free(r);
-	cr_assert_eq(call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", NULL), LF_DUPLICATE);
-	cr_assert_eq(call(c, "{\"call_id\":\"r2\",\"tool\":\"resume_line\"}", &r), LF_OK);
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", NULL),
+		LF_DUPLICATE);
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"r2\",\"tool\":\"resume_line\"}", &r),
+		LF_OK);
 	cr_assert(strstr(r, "already_active"), "%s", r);
-	cr_assert(strstr(r, "\"sequence\":2"), "the refused duplicate took no sequence: %s", r);
+	cr_assert(strstr(r, "\"sequence\":2"),
+		  "the refused duplicate took no sequence: %s", r);
 	free(r);
+	case_free(c);
+}
+
+/* The decision row of call_id in case name's ledger.  New reference. */
+static json_t *decision_row(const char *name, const char *call_id)
+{
+	char path[160], line[8192];
+	json_t *found = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cases/%s/ledger.jsonl", dir, name);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		json_t *row = json_loads(line, 0, NULL);
+		const char *id =
+			json_string_value(json_object_get(row, "call_id"));
+		const char *phase =
+			json_string_value(json_object_get(row, "phase"));
+
+		if (id && phase && !strcmp(id, call_id) &&
+		    !strcmp(phase, "decision"))
+			found = json_incref(row);
+		json_decref(row);
+	}
+	fclose(f);
+	cr_assert_not_null(found, "no decision row for %s", call_id);
+	return found;
+}
+
+/* Row key -> expected compact JSON, keys sorted as rows keep them
+ * ("absent": the key is not there). */
+static void expect_fields(const json_t *row, const char *const (*t)[2],
+			  size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *v = json_object_get(row, t[i][0]);
+		char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)
+			    : strdup("absent");
+
+		cr_expect_str_eq(s, t[i][1], "%s", t[i][0]);
+		free(s);
+	}
+}
+
+/* DESIGN 6: decision rows record where a mock came from. */
+Test(case_rules, decision_rows_record_mock_provenance_and_policy_note)
+{
+	static const char *pol =
+		"interactions:\n"
+		"  - {match: resume_line, mode: mock, note: restores service}\n"
+		"  - {match: send_message, mode: mock, mock: {status: sent}}\n"
+		"  - {match: ping, mode: mock}\n"
+		"default: {mode: block}\n";
+	static const char *const scenario[][2] = {
+		{"mock_source", "\"inline\""},
+		{"mock_rule", "0"},
+		{"mock_step", "0"},
+		{"scenario", "\"restore\""},
+		{"scenario_state", "\"resumed\""},
+		{"policy_note", "\"restores service\""},
+	};
+	static const char *const policy_payload[][2] = {
+		{"mock_source", "\"inline\""}, {"mock_rule", "null"},
+		{"mock_step", "absent"},       {"scenario", "absent"},
+		{"policy_note", "absent"},
+	};
+	static const char *const placeholder[][2] = {
+		{"mock_source", "\"placeholder\""},
+		{"mock_rule", "null"},
+		{"returned",
+		 "{\"note\":\"No mock payload configured for ping; sandbox "
+		 "returned a placeholder.\",\"status\":\"ok\"}"},
+	};
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+	char tok[CHAIN_HEX_LEN + 1], line[256];
+	json_t *row;
+
+	cr_assert_eq(case_create(backing, key, "P", &l, &c, &why), LF_OK);
+	cr_assert_eq(case_set_policy(c, pol, strlen(pol), &why), LF_OK, "%s",
+		     why.msg);
+	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_OK);
+	case_token(c, tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"P\",\"token\":\"%s\"}",
+		 tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK);
+	cr_assert_eq(
+		call(c,
+		     "{\"call_id\":\"r1\",\"tool\":\"resume_line\",\"args\":{}}",
+		     NULL),
+		LF_OK);
+	cr_assert_eq(
+		call(c,
+		     "{\"call_id\":\"s1\",\"tool\":\"send_message\",\"args\":{}}",
+		     NULL),
+		LF_OK);
+	cr_assert_eq(call(c,
+			  "{\"call_id\":\"p1\",\"tool\":\"ping\",\"args\":{}}",
+			  NULL),
+		     LF_OK);
+	row = decision_row("P", "r1");
+	expect_fields(row, scenario, sizeof(scenario) / sizeof(scenario[0]));
+	json_decref(row);
+	row = decision_row("P", "s1");
+	expect_fields(row, policy_payload,
+		      sizeof(policy_payload) / sizeof(policy_payload[0]));
+	json_decref(row);
+	row = decision_row("P", "p1");
+	expect_fields(row, placeholder,
+		      sizeof(placeholder) / sizeof(placeholder[0]));
+	json_decref(row);
 	case_free(c);
 }
 
@@ -220,11 +353,21 @@ Test(case_rules, reply_shapes_follow_the_protocol)
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	char *r;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"c1\",\"tool\":\"lookup_customer\",\"args\":{\"id\":42}}", &r), LF_OK);
-	cr_assert_str_eq(r, "{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"matched\":\"lookups\",\"reason\":\"allowed by mediation policy rule 'lookups'\"}\n");
+	cr_assert_eq(
+		call(c,
+		     "{\"call_id\":\"c1\",\"tool\":\"lookup_customer\",\"args\":{\"id\":42}}",
+		     &r),
+		LF_OK);
+	cr_assert_str_eq(
+		r,
+		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"matched\":\"lookups\",\"reason\":\"allowed by mediation policy rule 'lookups'\"}\n");
 	free(r);
-	cr_assert_eq(call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r), LF_OK);
-	cr_assert_str_eq(r, "{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"matched\":\"<default>\",\"reason\":\"blocked by default mediation policy\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r),
+		LF_OK);
+	cr_assert_str_eq(
+		r,
+		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"matched\":\"<default>\",\"reason\":\"blocked by default mediation policy\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
 	free(r);
 	case_free(c);
 }
@@ -234,16 +377,25 @@ Test(case_rules, result_rules_follow_the_errno_table)
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	unsigned long long before;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
-	cr_assert_eq(call(c, "{\"call_id\":\"m\",\"tool\":\"send_message\"}", NULL), LF_OK);
-	cr_assert_eq(result(c, "{\"call_id\":\"nope\",\"returned\":1}"), LF_UNKNOWN_CALL);
-	cr_assert_eq(result(c, "{\"call_id\":\"m\",\"returned\":1}"), LF_NOT_PASS);
-	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":2}}"), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_OK);
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"m\",\"tool\":\"send_message\"}", NULL),
+		LF_OK);
+	cr_assert_eq(result(c, "{\"call_id\":\"nope\",\"returned\":1}"),
+		     LF_UNKNOWN_CALL);
+	cr_assert_eq(result(c, "{\"call_id\":\"m\",\"returned\":1}"),
+		     LF_NOT_PASS);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":2}}"),
+		     LF_OK);
 	before = rows(c);
-	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":2.0}}"), LF_OK);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":2.0}}"),
+		     LF_OK);
 	cr_assert_eq(rows(c), before, "an identical repeat adds no row");
-	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":3}}"), LF_CONFLICT);
-	cr_assert_eq(rows(c), before + 1, "a conflicting repeat is refused and recorded");
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":{\"n\":3}}"),
+		     LF_CONFLICT);
+	cr_assert_eq(rows(c), before + 1,
+		     "a conflicting repeat is refused and recorded");
 	case_free(c);
 }
 
@@ -253,12 +405,14 @@ Test(case_rules, result_after_turn_marked_it_missing_is_refused)
 	struct lf_why why;
 	char *f;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_OK);
 	cr_assert_eq(case_command(c, "turn", 4, &why), LF_OK, "%s", why.msg);
 	f = case_call_file(c, "000001-p", "result");
 	cr_assert(strstr(f, "\"completion_status\": \"missing\""), "%s", f);
 	free(f);
-	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_NOT_PASS);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"),
+		     LF_NOT_PASS);
 	case_free(c);
 }
 
@@ -267,11 +421,14 @@ Test(case_rules, closed_case_refuses_every_target_write)
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	struct lf_why why;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_OK);
 	cr_assert_eq(case_command(c, "close", 5, &why), LF_OK);
 	cr_assert_eq(case_get_state(c), CASE_CLOSED);
-	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL), LF_CLOSED);
-	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_CLOSED);
+	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_CLOSED);
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"),
+		     LF_CLOSED);
 	cr_assert_eq(case_command(c, "turn", 4, &why), LF_CLOSED);
 	case_free(c);
 }
@@ -282,14 +439,18 @@ Test(case_rules, call_limit_blocks_with_one_row_then_a_counter)
 	unsigned long long before;
 	char *r, *st;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"a\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
-	cr_assert_eq(call(c, "{\"call_id\":\"b\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"a\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"b\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_OK);
 	before = rows(c);
-	cr_assert_eq(call(c, "{\"call_id\":\"c\",\"tool\":\"lookup_x\"}", &r), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"c\",\"tool\":\"lookup_x\"}", &r),
+		     LF_OK);
 	cr_assert(strstr(r, "\"mode\":\"block\""), "%s", r);
 	free(r);
 	cr_assert_eq(rows(c), before + 1);
-	cr_assert_eq(call(c, "{\"call_id\":\"d\",\"tool\":\"lookup_x\"}", &r), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"d\",\"tool\":\"lookup_x\"}", &r),
+		     LF_OK);
 	cr_assert(strstr(r, "\"mode\":\"block\""), "%s", r);
 	free(r);
 	cr_assert_eq(rows(c), before + 1, "past the first, only a counter");
@@ -323,17 +484,25 @@ Test(case_rules, restart_resumes_state_index_and_scenario)
 	struct lf_why why;
 	char *r;
 
-	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_OK);
-	cr_assert_eq(call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", NULL), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_OK);
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"r1\",\"tool\":\"resume_line\"}", NULL),
+		LF_OK);
 	case_free(c);
-	cr_assert_eq(case_load(backing, key, "C", &l, &c, &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(case_load(backing, key, "C", &l, &c, &why), LF_OK, "%s",
+		     why.msg);
 	cr_assert_eq(case_get_state(c), CASE_REGISTERED);
-	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL), LF_DUPLICATE);
-	cr_assert_eq(call(c, "{\"call_id\":\"r2\",\"tool\":\"resume_line\"}", &r), LF_OK);
+	cr_assert_eq(call(c, "{\"call_id\":\"p\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_DUPLICATE);
+	cr_assert_eq(
+		call(c, "{\"call_id\":\"r2\",\"tool\":\"resume_line\"}", &r),
+		LF_OK);
 	cr_assert(strstr(r, "already_active"), "scenario continues: %s", r);
 	cr_assert(strstr(r, "\"sequence\":3"), "%s", r);
 	free(r);
-	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_OK, "pending stays pending");
+	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"), LF_OK,
+		     "pending stays pending");
 	case_free(c);
 }
 
@@ -347,7 +516,9 @@ Test(case_rules, restart_with_a_wrong_key_refuses_the_case)
 	case_free(c);
 	memset(other, 8, sizeof(other));
 	memset(&why, 0, sizeof(why));
-	cr_assert_eq(case_load(backing, other, "C", &l, &c, &why), LF_VERIFY, "got %d: %s", case_load(backing, other, "C", &l, &c, &why), why.msg);
+	cr_assert_eq(case_load(backing, other, "C", &l, &c, &why), LF_VERIFY,
+		     "got %d: %s", case_load(backing, other, "C", &l, &c, &why),
+		     why.msg);
 }
 
 Test(case_rules, bad_case_names_are_refused)
@@ -359,5 +530,6 @@ Test(case_rules, bad_case_names_are_refused)
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		cr_assert_eq(case_create(backing, key, names[i], &l, &c, &why), LF_BAD_NAME, "%s", names[i]);
+		cr_assert_eq(case_create(backing, key, names[i], &l, &c, &why),
+			     LF_BAD_NAME, "%s", names[i]);
 }
