@@ -89,7 +89,8 @@ int ctl_validate_main(int argc, char **argv)
 	gaps = mocks_uncovered(pdoc, lib);
 	json_array_foreach(gaps, i, g)
 	{
-		printf("%s: %s (mode mock): no mock rule covers it; calls get the placeholder\n",
+		printf("%s: %s (mode mock): no mock rule covers every call; "
+		       "the others get the placeholder\n",
 		       ppath, json_string_value(g));
 	}
 	rc = 0;

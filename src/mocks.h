@@ -63,8 +63,10 @@ json_t *mocks_apply_overrides(const json_t *cassette, const json_t *overrides,
 			      struct lf_why *why);
 
 /*
- * Names of policy rules in mock mode that no mock rule's tool pattern can
- * cover and that carry no payload of their own (for `ledgerctl validate`).
+ * Names of policy rules in mock mode that carry no payload of their own
+ * and that no mock rule covers for every call: one whose tool pattern
+ * covers theirs and that has no case_id, when or when_state (for
+ * `ledgerctl validate`).
  * New reference: a JSON array of strings.
  */
 json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib);

@@ -284,10 +284,18 @@ static bool has_own_payload(const json_t *rule)
 	       json_object_get(rule, "cassette");
 }
 
+/* A rule that fits every call to its tool: no case, when or state. */
+static bool unconditional(const struct mrule *r)
+{
+	return (!r->case_id || !strcmp(r->case_id, "*")) && !r->nconds &&
+	       !r->when_state;
+}
+
 /*
- * Can some mock rule serve calls matched by pattern?  An exact name is
- * covered by a rule pattern that matches it; a wildcard only by the same
- * pattern or by "*", since a narrower rule leaves part of it uncovered.
+ * Can some mock rule serve every call matched by pattern?  Only a rule
+ * without conditions can; an exact name is covered by such a rule whose
+ * pattern matches it, a wildcard only by the same pattern or by "*", since
+ * a narrower rule leaves part of it uncovered.
  */
 static bool covered(const char *pattern, const struct mocks *lib)
 {
@@ -297,6 +305,8 @@ static bool covered(const char *pattern, const struct mocks *lib)
 	for (i = 0; lib && i < lib->n; i++) {
 		const char *t = lib->rules[i].tool;
 
+		if (!unconditional(&lib->rules[i]))
+			continue;
 		if (wild ? (!strcmp(t, pattern) || !strcmp(t, "*"))
 			 : policy_match_tool(t, pattern))
 			return true;

@@ -254,7 +254,7 @@ Test(validate, valid_documents_report_ok_and_uncovered_rules,
 		TEST_DATA
 		"/policy/with_file.policy.yaml: ok, 9 rules\n" TEST_DATA
 		"/policy/telecom.mocks.yaml: ok, 7 rules\n" TEST_DATA
-		"/policy/with_file.policy.yaml: interactions[7] 'reset_password' (mode mock): no mock rule covers it; calls get the placeholder\n");
+		"/policy/with_file.policy.yaml: interactions[7] 'reset_password' (mode mock): no mock rule covers every call; the others get the placeholder\n");
 }
 
 Test(validate, invalid_document_exits_1_naming_file_and_rule,

@@ -656,6 +656,44 @@ Test(mocks, uncovered_lists_mock_rules_without_any_payload)
 	json_decref(pol);
 }
 
+/* A rule that fits only some calls leaves the rest to the placeholder. */
+Test(mocks, only_a_mock_rule_without_conditions_covers_a_policy_rule)
+{
+	static const struct {
+		const char *rules;
+		bool covered;
+	} t[] = {
+		{"{tool: charge, response: 1}", true},
+		{"{tool: charge, case_id: 'fail*', response: 1}", false},
+		{"{tool: charge, case_id: '*', response: 1}", true},
+		{"{tool: charge, when: {amount: {gt: 100}}, response: 1}",
+		 false},
+		{"{tool: charge, scenario: s, when_state: on, response: 1}",
+		 false},
+		{"{tool: charge, scenario: s, response: 1}", true},
+		{"{tool: charge, when: {a: 1}, response: 1}\n"
+		 "  - {tool: 'ch*', response: 2}",
+		 true},
+	};
+	json_t *pol = yaml("interactions:\n  - {match: charge, mode: mock}\n");
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct mocks *m;
+		json_t *u;
+
+		snprintf(text, sizeof(text), "mocks:\n  - %s\n", t[i].rules);
+		m = load_text(text);
+		u = mocks_uncovered(pol, m);
+		cr_expect_eq(json_array_size(u), t[i].covered ? 0u : 1u, "%s",
+			     t[i].rules);
+		json_decref(u);
+		mocks_free(m);
+	}
+	json_decref(pol);
+}
+
 Test(mocks, wildcard_policy_match_is_covered_only_by_same_pattern_or_star)
 {
 	static const struct {
