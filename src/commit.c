@@ -13,6 +13,7 @@
 #include "commit.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/magic.h>
 #include <pthread.h>
@@ -87,17 +88,35 @@ void commit_group_free(struct commit_group *g)
 	free(g);
 }
 
-/* Flush one batch, without the lock: one ledger alone, or the filesystem. */
-static int commit_flush(int fs_fd, const struct commit_waiter *batch)
+/*
+ * Flush one batch, without the lock, and set each waiter's outcome: one
+ * ledger alone by fdatasync, several by one syncfs.  syncfs reports a
+ * write error once per descriptor of the file system, so an error of one
+ * ledger could be taken by an earlier batch; each ledger's own error is
+ * then read from its descriptor (SYNC_FILE_RANGE_WAIT_AFTER reports it,
+ * and writes nothing more, the data being clean).
+ */
+static void commit_flush(int fs_fd, struct commit_waiter *batch)
 {
-	const struct commit_waiter *w;
+	struct commit_waiter *w;
 	int rc;
 
 	for (w = batch->next; w; w = w->next)
 		if (w->fd != batch->fd)
 			break;
-	rc = w ? syncfs(fs_fd) : fdatasync(batch->fd);
-	return rc < 0 ? errno : 0;
+	if (!w) {
+		rc = fdatasync(batch->fd) < 0 ? errno : 0;
+		for (w = batch; w; w = w->next)
+			w->rc = rc;
+		return;
+	}
+	rc = syncfs(fs_fd) < 0 ? errno : 0;
+	for (w = batch; w; w = w->next)
+		w->rc = rc ? rc
+			: sync_file_range(w->fd, 0, 0,
+					  SYNC_FILE_RANGE_WAIT_AFTER) < 0
+				? errno
+				: 0;
 }
 
 /* Sleep while the waiter's state is W_WAIT; returns the new state. */
@@ -127,7 +146,6 @@ static void commit_wake(struct commit_waiter *w)
 static int commit_lead(struct commit_group *g, struct commit_waiter *me)
 {
 	struct commit_waiter *batch, *w, *next, *heir;
-	int rc;
 
 	/*
 	 * Every waiter in the batch wrote before joining it, and the flush
@@ -140,7 +158,7 @@ static int commit_lead(struct commit_group *g, struct commit_waiter *me)
 	g->flushing = true;
 	g->flushes++;
 	pthread_mutex_unlock(&g->lock);
-	rc = commit_flush(g->fs_fd, batch);
+	commit_flush(g->fs_fd, batch);
 	pthread_mutex_lock(&g->lock);
 	g->flushing = false;
 	/* Rows written during this flush: hand the next one to a waiter. */
@@ -155,11 +173,10 @@ static int commit_lead(struct commit_group *g, struct commit_waiter *me)
 		next = w->next; /* w may return once it is done */
 		if (w == me)
 			continue;
-		w->rc = rc;
 		atomic_store_explicit(&w->state, W_DONE, memory_order_release);
 		commit_wake(w);
 	}
-	return rc;
+	return me->rc;
 }
 
 int commit_group_sync(struct commit_group *g, int fd)
