@@ -145,15 +145,17 @@ char *case_call_file(struct lf_case *c, const char *dirname, const char *file)
 	return v ? case_pretty(v) : NULL;
 }
 
+/*
+ * The view serves the rows this daemon made durable, not the file's size:
+ * bytes that something else appended to the backing file are no row of
+ * the daemon's, and a row being written is not durable yet.
+ */
 long long case_ledger_size(struct lf_case *c)
 {
-	struct stat st;
-	long long n = -1;
+	long long n;
 
-	/* Under the lock, so the size never ends inside a row being written. */
 	pthread_mutex_lock(&c->lock);
-	if (fstat(ledger_fd(c->ledger), &st) == 0)
-		n = (long long)st.st_size;
+	n = ledger_size(c->ledger);
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }

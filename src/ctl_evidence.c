@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ctl_verify.h"
 #include "evidence.h"
 #include "ledger.h"
 #include "transcript.h"
@@ -171,32 +172,6 @@ static int verify_rows(const char *cmd, const char *label, int fd,
 }
 
 /* rows/head as the daemon reports them in the case's status. */
-static int read_status(int dirfd, unsigned long long *rows, char *head)
-{
-	size_t len = 0;
-	char *text;
-	json_t *st;
-	int fd, rc = -1;
-
-	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	text = slurp(fd, &len);
-	close(fd);
-	st = text ? json_loadb(text, len, 0, NULL) : NULL;
-	free(text);
-	if (json_is_integer(json_object_get(st, "rows")) &&
-	    json_string_length(json_object_get(st, "head")) == CHAIN_HEX_LEN) {
-		*rows = (unsigned long long)json_integer_value(
-			json_object_get(st, "rows"));
-		memcpy(head, json_string_value(json_object_get(st, "head")),
-		       CHAIN_HEX_LEN + 1);
-		rc = 0;
-	}
-	json_decref(st);
-	return rc;
-}
-
 /*
  * A mounted case: the daemon checked the MACs when it loaded the case, so
  * the chain read through the mount must end where the daemon's status
@@ -245,7 +220,7 @@ static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
 		}
 		if (rc != EV_OK)
 			return rc;
-		if (read_status(dirfd, &srows, shead) < 0) {
+		if (ctl_read_status(dirfd, &srows, shead) < 0) {
 			fprintf(stderr, "ledgerctl %s: cannot read %s/status\n",
 				a->cmd, a->ledger);
 			json_decref(*rows);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -189,53 +190,115 @@ static int ctl_open_ledger(const char *path)
 	return fd;
 }
 
+int ctl_read_status(int dirfd, unsigned long long *rows,
+		    char head[CHAIN_HEX_LEN + 1])
+{
+	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	json_t *st = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+	int rc = -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (json_is_integer(json_object_get(st, "rows")) &&
+	    json_string_length(json_object_get(st, "head")) == CHAIN_HEX_LEN) {
+		*rows = (unsigned long long)json_integer_value(
+			json_object_get(st, "rows"));
+		memcpy(head, json_string_value(json_object_get(st, "head")),
+		       CHAIN_HEX_LEN + 1);
+		rc = 0;
+	}
+	json_decref(st);
+	return rc;
+}
+
+/* Copy the view's `ledger` (size 0: read to EOF) into a fresh memfd. */
+static int ctl_snapshot_ledger(int dirfd)
+{
+	char buf[65536];
+	int fd = openat(dirfd, "ledger", O_RDONLY | O_CLOEXEC);
+	int mfd = fd >= 0 ? memfd_create("ledger", MFD_CLOEXEC) : -1;
+	ssize_t n = -1;
+
+	while (mfd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(mfd, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (fd >= 0)
+		close(fd);
+	if (n != 0 && mfd >= 0) {
+		close(mfd);
+		mfd = -1;
+	}
+	return mfd;
+}
+
 /*
  * A mounted case folder (it has `status` and `ledger`): checked against
- * the daemon, never with a key file.  Status is read first, then the
- * ledger; the ledger must chain and hold the daemon's head at the row
- * count status gave (rows appended in between are chained too).  The
- * daemon checked the MACs when it loaded the case.
+ * the daemon, never with a key file.  One snapshot of the ledger must
+ * chain and end exactly where the daemon's status, read after it, says:
+ * a row the daemon does not report is bad; rows the daemon appended in
+ * between mean a new try.  The daemon checked the MACs when it loaded
+ * the case.
  */
 static int ctl_verify_mounted(const char *dir, const char *head_arg)
 {
-	char path[4096], buf[65536], head[160];
-	json_t *st;
-	int fd, mfd, rc;
-	ssize_t n;
+	struct timespec pause = {0, 50 * 1000 * 1000};
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
+	unsigned long long srows = 0;
+	char shead[CHAIN_HEX_LEN + 1] = "", head[160];
+	int dirfd, mfd = -1, try, rc = 2;
 
-	snprintf(path, sizeof(path), "%s/status", dir);
-	st = json_load_file(path, 0, NULL);
-	if (!json_is_integer(json_object_get(st, "rows")) ||
-	    json_string_length(json_object_get(st, "head")) != CHAIN_HEX_LEN) {
-		fprintf(stderr, "ledgerctl verify: cannot read %s\n", path);
-		json_decref(st);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n", dir,
+			strerror(errno));
 		return 2;
 	}
-	snprintf(head, sizeof(head), "%lld:%s",
-		 (long long)json_integer_value(json_object_get(st, "rows")),
-		 json_string_value(json_object_get(st, "head")));
-	json_decref(st);
-	snprintf(path, sizeof(path), "%s/ledger", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	mfd = memfd_create("ledger", MFD_CLOEXEC);
-	if (fd < 0 || mfd < 0) {
-		fprintf(stderr, "ledgerctl verify: cannot read %s: %s\n", path,
-			strerror(errno));
-		rc = 2;
-		goto out;
-	}
-	/* One snapshot: the view serves the file with size 0, read to EOF. */
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (write(mfd, buf, (size_t)n) != n)
+	for (try = 0; try < 40; try++) {
+		enum lf_err e;
+
+		if (mfd >= 0)
+			close(mfd);
+		mfd = ctl_snapshot_ledger(dirfd);
+		if (mfd < 0) {
+			fprintf(stderr,
+				"ledgerctl verify: cannot read %s/ledger\n",
+				dir);
+			goto out;
+		}
+		e = ledger_verify_fd(mfd, NULL, NULL, NULL, NULL, &rep, &why);
+		if (e == LF_VERIFY && rep.torn) {
+			nanosleep(&pause, NULL); /* read during an append */
+			continue;
+		}
+		if (e != LF_OK) {
+			lseek(mfd, 0, SEEK_SET);
+			rc = ctl_verify_fd(mfd, dir, NULL, NULL); /* says why */
+			goto out;
+		}
+		if (ctl_read_status(dirfd, &srows, shead) < 0) {
+			fprintf(stderr,
+				"ledgerctl verify: cannot read %s/status\n",
+				dir);
+			goto out;
+		}
+		if (srows <= rep.head.rows)
 			break;
-	if (n != 0) {
-		fprintf(stderr, "ledgerctl verify: cannot read %s\n", path);
-		rc = 2;
+		nanosleep(&pause, NULL); /* the daemon appended meanwhile */
+	}
+	if (srows != rep.head.rows || strcmp(shead, rep.head.head)) {
+		printf("bad: the ledger read through the mount (%llu rows, head %s) does not end where the daemon's status says (%llu rows, head %s)\n",
+		       rep.head.rows, rep.head.head, srows, shead);
+		rc = 1;
 		goto out;
 	}
+	snprintf(head, sizeof(head), "%llu:%s", srows, shead);
 	fprintf(stderr,
 		"ledgerctl verify: %s is a mounted case: chain checked against the daemon's status (%s); the daemon checked the MACs when it loaded the case\n",
 		dir, head);
+	lseek(mfd, 0, SEEK_SET);
 	rc = ctl_verify_fd(mfd, dir, NULL, head);
 	/* A checkpoint given by the caller must hold as well. */
 	if (rc == 0 && head_arg) {
@@ -243,10 +306,9 @@ static int ctl_verify_mounted(const char *dir, const char *head_arg)
 		rc = ctl_verify_fd(mfd, dir, NULL, head_arg);
 	}
 out:
-	if (fd >= 0)
-		close(fd);
 	if (mfd >= 0)
 		close(mfd);
+	close(dirfd);
 	return rc;
 }
 

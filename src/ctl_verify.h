@@ -19,4 +19,9 @@
 int ctl_verify_fd(int fd, const char *label, const unsigned char *key,
 		  const char *head_arg);
 
+/* rows and head from a mounted case's `status` (dirfd: the case folder).
+ * 0, or -1 when it cannot be read. */
+int ctl_read_status(int dirfd, unsigned long long *rows,
+		    char head[CHAIN_HEX_LEN + 1]);
+
 #endif

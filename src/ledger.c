@@ -187,6 +187,11 @@ out:
 	return row;
 }
 
+long long ledger_size(const struct ledger *l)
+{
+	return l->size;
+}
+
 int ledger_fd(const struct ledger *l)
 {
 	return l->fd;

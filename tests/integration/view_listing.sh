@@ -126,4 +126,18 @@ done
 assert_eq node_modes_host_0600_0400_target_0755_request_0666 \
 	" 700 700 600 600 400 200 400 400 500 500 400 755 222 666 444 555 444 222 444" \
 	"$modes"
+# Bytes appended to the backing file by anything but the daemon are no
+# row of its: the view serves its own durable rows, and a mounted verify
+# checks those against its status.
+rule_begin ledger_file_serves_only_the_daemons_own_rows
+cp "$(lf_ledger D)" "$work/d.before"
+printf '{"case_id":"D","phase":"decision","tool":"refund_all"}\n' >>"$(lf_ledger D)"
+cat "$(lf_cdir D)/ledger" >"$work/d.view"
+# (cat first: the view reports size 0, and cmp -s compares sizes.)
+cmp "$work/d.before" "$work/d.view" >"$work/d.cmp" 2>&1 ||
+	rule_fail "the view shows bytes the daemon did not write: $(cat "$work/d.cmp")"
+out=$(timeout 30 "$LEDGERCTL" verify "$(lf_cdir D)" 2>&1) ||
+	rule_fail "mounted verify: $out"
+rule_has "mounted verify" "$out" "ok: $(wc -l <"$work/d.before" | tr -d ' ') rows"
+rule_end
 lf_finish

@@ -666,6 +666,57 @@ Test(ledger, removed_last_row_is_caught_by_a_head_checkpoint)
 	free_lines(lines, k);
 }
 
+/*
+ * A mounted case folder is checked against its daemon: the ledger read
+ * through it must end exactly where `status` says.  A plain folder with
+ * the two files stands in for the view here, so the daemon can be made
+ * to disagree.
+ */
+Test(ledger, mounted_case_ledger_must_end_where_the_daemon_status_says)
+{
+	static const struct {
+		int rows;	    /* status rows */
+		bool right_head;    /* status head is that row's hash */
+		int want;	    /* exit status */
+		const char *needle; /* in stdout */
+	} t[] = {
+		{10, true, 0, "ok: 10 rows"},
+		{9, true, 1, "does not end where the daemon's status says"},
+		{10, false, 1, "does not end where the daemon's status says"},
+		{11, false, 1, "does not end where the daemon's status says"},
+	};
+	char *lines[16], dir[160], path[200], out[512], err[512];
+	char hex[CHAIN_HEX_LEN + 1];
+	int k = ten_lines(lines);
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/mounted", tmpdir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ledger", dir);
+	join_lines(path, lines, k);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *argv[] = {"verify", dir};
+		FILE *f;
+
+		if (t[i].right_head)
+			chain_sha256_hex(lines[t[i].rows - 1],
+					 strlen(lines[t[i].rows - 1]), hex);
+		else
+			snprintf(hex, sizeof(hex), "%064d", 7);
+		snprintf(path, sizeof(path), "%s/status", dir);
+		f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fprintf(f, "{\"rows\": %d, \"head\": \"%s\"}\n", t[i].rows,
+			hex);
+		fclose(f);
+		cr_expect_eq(
+			run_verify(argv, 2, out, sizeof(out), err, sizeof(err)),
+			t[i].want, "row %zu: %s%s", i, out, err);
+		cr_expect(strstr(out, t[i].needle), "row %zu: %s", i, out);
+	}
+	free_lines(lines, k);
+}
+
 /* ---- open: recovery and refusal ---- */
 
 Test(ledger, torn_tail_is_cut_and_recorded_by_open)
