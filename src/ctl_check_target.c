@@ -294,6 +294,42 @@ static const struct ct_secret *walk_hit(int rootfd, const struct ct_mount *m,
 	return NULL;
 }
 
+/*
+ * The target's root folder, which mountinfo leaves out when it is a plain
+ * folder (chroot): at or above a secret, or inside one.  Walked upwards
+ * through "..", one folder at a time, in this host's view.
+ */
+static const struct ct_secret *root_hit(int rootfd, struct ct_secret *sec,
+					size_t nsec)
+{
+	struct stat st, up;
+	int fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t depth, i, j;
+
+	for (depth = 0; fd >= 0 && depth < 4096; depth++) {
+		int parent;
+
+		if (fstat(fd, &st) < 0)
+			break;
+		for (i = 0; i < nsec; i++)
+			for (j = 0; j < (depth ? 1 : sec[i].ntops); j++)
+				if (sec[i].tops[j].dev == st.st_dev &&
+				    sec[i].tops[j].ino == st.st_ino) {
+					close(fd);
+					return &sec[i];
+				}
+		parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = parent;
+		if (fd >= 0 && fstat(fd, &up) == 0 && up.st_dev == st.st_dev &&
+		    up.st_ino == st.st_ino)
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
 static int check_mounts(const char *pid, const struct ct_table *tt,
 			struct ct_secret *sec, size_t nsec, dev_t view_dev,
 			bool have_view, int rootfd, char *case_seen, size_t cap)
@@ -313,7 +349,9 @@ static int check_mounts(const char *pid, const struct ct_table *tt,
 			if (m->dev != sec[k].devs[0] &&
 			    m->dev != sec[k].devs[1])
 				continue;
-			if (!under(sec[k].rel, m->root))
+			/* At or above the secret, or a folder inside it. */
+			if (!under(sec[k].rel, m->root) &&
+			    !under(m->root, sec[k].rel))
 				continue;
 			say_mount(pid, m);
 			printf(" exposes %s %s\n", sec[k].what, sec[k].path);
@@ -360,6 +398,7 @@ int ctl_check_target_main(int argc, char **argv)
 	const char *backing = CT_DEFAULT_BACKING, *key = CTL_DEFAULT_KEY;
 	struct ct_table host = {0}, tt = {0};
 	struct ct_secret *sec = NULL;
+	const struct ct_secret *hit;
 	char path[64], case_seen[130] = "";
 	dev_t view_dev = 0;
 	bool have_view;
@@ -427,6 +466,12 @@ int ctl_check_target_main(int argc, char **argv)
 	}
 	bad = check_mounts(pid, &tt, sec, 2, view_dev, have_view, rootfd,
 			   case_seen, sizeof(case_seen));
+	hit = root_hit(rootfd, sec, 2);
+	if (hit) {
+		printf("%s: its root folder is at, above or inside %s %s\n",
+		       pid, hit->what, hit->path);
+		bad++;
+	}
 	if (bad) {
 		rc = 1;
 		goto out;

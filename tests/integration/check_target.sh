@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_target.sh - `ledgerctl check-target PID` against real bubblewrap
 # targets: one bound the right way passes; one that also sees the backing
-# folder's parent, the whole view, or the key's folder fails naming the
-# mount.
+# folder's parent, the whole view, the key's folder or a folder inside the
+# backing folder fails naming the mount; a chroot into a folder above the
+# backing folder fails naming its root.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v bwrap >/dev/null 2>&1 || lf_skip_all "bubblewrap (bwrap) is not installed"
@@ -104,7 +105,39 @@ grep -q "mount /k (root $ROOT/keys,.*exposes the host key $K" "$ROOT/out" ||
 	fail "key folder bound: not named: $(cat "$ROOT/out")"
 stop_target
 
-# 5. no such process: unreadable /proc is exit 2
+# 5. a folder inside the backing folder bound
+start_target --ro-bind "$B/cases" /x
+check
+rc=$?
+[ $rc = 1 ] || fail "backing subfolder bound: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
+grep -q "mount /x (root $B/cases,.*exposes the backing folder $B" "$ROOT/out" ||
+	fail "backing subfolder bound: not named: $(cat "$ROOT/out")"
+stop_target
+
+# 6. no sandbox mount at all: a chroot into a folder above the backing
+# folder (mountinfo leaves a plain root folder out)
+mkdir "$ROOT/usr" && mount --bind /usr "$ROOT/usr" || fail "bind /usr"
+lf_extra_mounts="$ROOT/usr"
+ln -s usr/lib "$ROOT/lib" && ln -s usr/lib64 "$ROOT/lib64" || fail "links"
+chroot "$ROOT" /usr/bin/sleep 30 &
+BPID=$!
+lf_bg_pids=$BPID
+TPID=$BPID
+i=0
+until [ "$(readlink "/proc/$TPID/root")" = "$ROOT" ]; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "the chroot target did not start"
+	sleep 0.1
+done
+check
+rc=$?
+[ $rc = 1 ] || fail "chroot target: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
+grep -q "$TPID: its root folder is at, above or inside the backing folder $B" \
+	"$ROOT/out" || fail "chroot target: not named: $(cat "$ROOT/out")"
+stop_target
+umount "$ROOT/usr" && lf_extra_mounts= || fail "umount $ROOT/usr"
+
+# 7. no such process: unreadable /proc is exit 2
 "$LEDGERCTL" check-target 999999999 --mount "$M" --backing "$B" --key "$K" \
 	>/dev/null 2>&1
 rc=$?
