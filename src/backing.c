@@ -195,9 +195,22 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 			*slash = '\0';
 		else
 			snprintf(kdir, sizeof(kdir), "%s", slash ? "/" : ".");
-		if (backing_contains(st.st_dev, st.st_ino, kdir, &inside) ==
-			    0 &&
-		    inside)
+		/*
+		 * The key's folder may not exist yet (the daemon creates it):
+		 * judge its nearest existing ancestor instead.
+		 */
+		while (backing_contains(st.st_dev, st.st_ino, kdir, &inside) <
+			       0 &&
+		       errno == ENOENT && strcmp(kdir, "/") &&
+		       strcmp(kdir, ".")) {
+			slash = strrchr(kdir, '/');
+			if (slash && slash != kdir)
+				*slash = '\0';
+			else
+				snprintf(kdir, sizeof(kdir), "%s",
+					 slash ? "/" : ".");
+		}
+		if (inside)
 			return lf_fail(
 				why, LF_VERIFY,
 				"key file %s lies inside the backing folder %s: a copy of the ledgers would carry the key",
