@@ -215,10 +215,9 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		goto out;
 	}
 	if (c->ncalls >= c->lim.max_calls) {
+		/* Past the first, counted, not recorded, still answered. */
 		*reply = case_over_limit(c, &rc, row, &record);
 		mode = LF_MODE_BLOCK;
-		if (!record)
-			goto out; /* counted, not recorded, still answered */
 	} else {
 		e = decision_fill(CASE_POLICY(c), CASE_MOCKS(c), c->mstate,
 				  c->name, rc.tool, rc.args, row, &mode, why);
@@ -230,13 +229,16 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
 	}
-	e = case_append(c, row, &off, &rlen, why);
-	if (e != LF_OK)
-		goto out;
-	if (!case_add_call(c, rc.call_id, seq, mode, off, rlen)) {
-		e = lf_fail(why, LF_NOMEM, "out of memory");
-		goto out;
+	if (record) {
+		e = case_append(c, row, &off, &rlen, why);
+		if (e != LF_OK)
+			goto out;
+		if (!case_add_call(c, rc.call_id, seq, mode, off, rlen)) {
+			e = lf_fail(why, LF_NOMEM, "out of memory");
+			goto out;
+		}
 	}
+	/* `reply` is the latest call's, recorded or not. */
 	free(c->latest_reply);
 	c->latest_reply = strdup(*reply);
 out:

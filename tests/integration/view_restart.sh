@@ -86,7 +86,9 @@ rule_eq refused 6 "$(lf_count CNT refused)"
 rule_eq refused_unrecorded 3 "$(lf_count CNT refused_unrecorded)"
 rule_end
 rule_begin calls_over_the_limit_stay_blocked_after_restart
-rule_has reply "$(lf_call CNT n14 lookup_a)" '"mode":"block"'
+reply=$(lf_call CNT n14 lookup_a)
+rule_has reply "$reply" '"mode":"block"'
+rule_has reply "$reply" '"call_id":"n14"'
 rule_eq over_limit 4 "$(lf_count CNT over_limit)"
 rule_end
 

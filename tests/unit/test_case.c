@@ -454,6 +454,10 @@ Test(case_rules, call_limit_blocks_with_one_row_then_a_counter)
 	cr_assert(strstr(r, "\"mode\":\"block\""), "%s", r);
 	free(r);
 	cr_assert_eq(rows(c), before + 1, "past the first, only a counter");
+	/* `reply` answers the latest call, recorded or not. */
+	r = case_latest_reply(c);
+	cr_assert(r && strstr(r, "\"call_id\":\"d\""), "%s", r);
+	free(r);
 	st = case_status_json(c);
 	cr_assert(strstr(st, "\"over_limit\": 2"), "%s", st);
 	free(st);
