@@ -41,8 +41,7 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 	case_set_str(&c->error, "%s: %s", input_names[in], reason);
 	if (c->refused_rows >= c->lim.max_refused)
 		return code;
-	if (c->state == CASE_FAILED && c->close_reason &&
-	    strncmp(c->close_reason, "ledger", 6) == 0)
+	if (ledger_broken(c->ledger))
 		return code; /* the ledger itself failed: nothing to append */
 	chain_sha256_hex(input ? input : "", input ? len : 0, digest);
 	row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "phase",
@@ -54,7 +53,8 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 		return code;
 	if (call_id)
 		json_object_set_new(row, "call_id", json_string(call_id));
-	if (ledger_append(c->ledger, row, NULL, NULL, &ignored) == LF_OK)
+	/* A failed append fails the case, as any other would. */
+	if (case_append(c, row, NULL, NULL, &ignored) == LF_OK)
 		c->refused_rows++;
 	json_decref(row);
 	return code;

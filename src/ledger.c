@@ -187,6 +187,11 @@ out:
 	return row;
 }
 
+bool ledger_broken(const struct ledger *l)
+{
+	return l->broken;
+}
+
 long long ledger_size(const struct ledger *l)
 {
 	return l->size;

@@ -88,6 +88,9 @@ json_t *ledger_read_row(const struct ledger *l, long long offset, size_t len);
 /* The file descriptor (read-only use: pread for serving `ledger`). */
 int ledger_fd(const struct ledger *l);
 
+/* Has an append failed (so every later one is refused)? */
+bool ledger_broken(const struct ledger *l);
+
 /* Where this ledger's own durable rows end (bytes).  Under the case lock. */
 long long ledger_size(const struct ledger *l);
 

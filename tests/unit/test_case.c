@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "case_int.h"
 #include "chain.h"
 #include "request.h"
 
@@ -233,8 +234,10 @@ Test(case_rules, duplicate_call_id_does_not_advance_scenario)
 	case_free(c);
 }
 
-/* The decision row of call_id in case name's ledger.  New reference. */
-static json_t *decision_row(const char *name, const char *call_id)
+/* The first row of phase (for call_id, unless NULL) in case name's ledger.
+ * New reference. */
+static json_t *find_row(const char *name, const char *phase,
+			const char *call_id)
 {
 	char path[160], line[8192];
 	json_t *found = NULL;
@@ -247,17 +250,23 @@ static json_t *decision_row(const char *name, const char *call_id)
 		json_t *row = json_loads(line, 0, NULL);
 		const char *id =
 			json_string_value(json_object_get(row, "call_id"));
-		const char *phase =
+		const char *ph =
 			json_string_value(json_object_get(row, "phase"));
 
-		if (id && phase && !strcmp(id, call_id) &&
-		    !strcmp(phase, "decision"))
+		if (ph && !strcmp(ph, phase) &&
+		    (!call_id || (id && !strcmp(id, call_id))))
 			found = json_incref(row);
 		json_decref(row);
 	}
 	fclose(f);
-	cr_assert_not_null(found, "no decision row for %s", call_id);
+	cr_assert_not_null(found, "no %s row for %s", phase,
+			   call_id ? call_id : "the case");
 	return found;
+}
+
+static json_t *decision_row(const char *name, const char *call_id)
+{
+	return find_row(name, "decision", call_id);
 }
 
 /* Row key -> expected compact JSON, keys sorted as rows keep them
@@ -272,7 +281,7 @@ static void expect_fields(const json_t *row, const char *const (*t)[2],
 		char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)
 			    : strdup("absent");
 
-		cr_expect_str_eq(s, t[i][1], "%s", t[i][0]);
+		cr_expect_str_eq(s, t[i][1], "%s: %s", t[i][0], s);
 		free(s);
 	}
 }
@@ -427,9 +436,62 @@ Test(case_rules, closed_case_refuses_every_target_write)
 	cr_assert_eq(case_get_state(c), CASE_CLOSED);
 	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL),
 		     LF_CLOSED);
+	/* DESIGN 4: close marks the pending pass missing, then counts. */
+	{
+		static const char *const missing[][2] = {
+			{"completion_status", "\"missing\""},
+			{"result_source", "\"not_reported\""},
+		};
+		static const char *const closed[][2] = {
+			{"state", "\"closed\""},
+			{"counts",
+			 "{\"block\":0,\"calls\":1,\"completed\":0,"
+			 "\"missing\":1,\"mock\":0,\"over_limit\":0,"
+			 "\"pass\":1,\"refused\":0,\"refused_unrecorded\":0}"},
+		};
+		json_t *row = find_row("C", "completion_missing", "p");
+
+		expect_fields(row, missing, 2);
+		json_decref(row);
+		row = find_row("C", "case_closed", NULL);
+		expect_fields(row, closed, 2);
+		json_decref(row);
+	}
 	cr_assert_eq(result(c, "{\"call_id\":\"p\",\"returned\":1}"),
 		     LF_CLOSED);
 	cr_assert_eq(case_command(c, "turn", 4, &why), LF_CLOSED);
+	case_free(c);
+}
+
+/* A refusal whose row cannot be made durable fails the case at once. */
+Test(case_rules, failed_append_of_a_refusal_fails_the_case)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	int p[2], fd = ledger_fd(c->ledger);
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(dup2(p[1], fd), fd); /* the write lands, the flush fails */
+	cr_assert_eq(call(c, "{\"call_id\":\"x\",\"tool\":1}", NULL),
+		     LF_EINVAL_JSON);
+	cr_expect_eq(case_get_state(c), CASE_FAILED);
+	close(p[0]);
+	close(p[1]);
+	case_free(c);
+}
+
+/* Only the ledger's own failure stops refusal rows, not a fail reason
+ * that happens to begin with "ledger". */
+Test(case_rules, host_fail_reason_never_stops_refusal_rows)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct lf_why why;
+	unsigned long long before;
+
+	cr_assert_eq(case_command(c, "fail ledger mismatch", 20, &why), LF_OK);
+	before = rows(c);
+	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_CLOSED);
+	cr_expect_eq(rows(c), before + 1, "the EPIPE refusal is recorded");
 	case_free(c);
 }
 
