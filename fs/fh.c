@@ -34,7 +34,18 @@ struct lfs_fh {
 	bool discarding; /* inside an over-long line */
 	bool dirty;	 /* a document was written */
 	int pending_err; /* answers the next write after a short count */
-	int last_err;	 /* answers flush */
+	/*
+	 * A line refused in a later piece of one write(2) began in an
+	 * earlier piece, which was accepted: the caller saw a short count
+	 * and resends from the refused piece.  That resend (same offset,
+	 * same bytes up to the line's newline) is answered with the errno,
+	 * not read as a new line.
+	 */
+	int owed_err;
+	off_t owed_off;
+	size_t owed_len;
+	char owed_head[32];
+	int last_err; /* answers flush */
 	bool keep_replies;
 	char *rep;
 	size_t rep_len, rep_pos;
@@ -290,9 +301,23 @@ static int fh_too_long(struct lfs_fh *fh)
 	return -EFBIG;
 }
 
-static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size)
+/* Is buf the resend of the piece whose line was refused (see owed_err)? */
+static bool fh_is_resend(const struct lfs_fh *fh, const char *buf, size_t size,
+			 off_t off)
 {
-	size_t i = 0, max = lfs_context()->max_line;
+	size_t head = fh->owed_len < sizeof(fh->owed_head)
+			      ? fh->owed_len
+			      : sizeof(fh->owed_head);
+
+	return off == fh->owed_off && size >= fh->owed_len &&
+	       buf[fh->owed_len - 1] == '\n' &&
+	       !memcmp(buf, fh->owed_head, head);
+}
+
+static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size,
+			  off_t off)
+{
+	size_t i = 0, max = lfs_context()->max_line, carried = fh->len;
 
 	if (fh->n.kind == N_CTL)
 		max = 4096;
@@ -301,6 +326,13 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size)
 
 		fh->pending_err = 0;
 		return -e;
+	}
+	if (fh->owed_err) {
+		int e = fh->owed_err;
+
+		fh->owed_err = 0;
+		if (fh_is_resend(fh, buf, size, off))
+			return -e;
 	}
 	if (fh->discarding) {
 		if (memchr(buf, '\n', size))
@@ -336,8 +368,18 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size)
 		i += (size_t)(nl - (buf + i)) + 1;
 		continue;
 	refused:
-		if (i == 0)
+		if (i == 0) {
+			if (carried && nl && !fh->discarding) {
+				fh->owed_err = -rc;
+				fh->owed_off = off;
+				fh->owed_len = (size_t)(nl - buf) + 1;
+				memcpy(fh->owed_head, buf,
+				       fh->owed_len < sizeof(fh->owed_head)
+					       ? fh->owed_len
+					       : sizeof(fh->owed_head));
+			}
 			return rc;
+		}
 		fh->pending_err = -rc;
 		return (int)i;
 	}
@@ -365,7 +407,7 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 		if (rc < 0)
 			fh->last_err = -rc;
 	} else {
-		rc = fh_write_lines(fh, buf, size);
+		rc = fh_write_lines(fh, buf, size, off);
 	}
 	pthread_mutex_unlock(&fh->lock);
 	return rc;

@@ -16,7 +16,8 @@
  *   prints write=<count|ERRNO> per write, with --rdwr read=<text> with
  *   everything read back from the same descriptor, then close=<OK|ERRNO>.
  *   --op: mkdir rmdir unlink rename chmod chown symlink link setxattr
- *   removexattr truncate utimes mknod creat openw; prints op=<OK|ERRNO>.
+ *   removexattr truncate utimes mknod creat openw lseek (an lseek to 0 on
+ *   a read-write descriptor); prints op=<OK|ERRNO>.
  * Exit status 0 always, but 2 for a usage error.
  */
 #ifndef _GNU_SOURCE
@@ -157,6 +158,15 @@ static int run_op(int argc, char **argv)
 			  O_WRONLY | (op[0] == 'c' ? O_CREAT | O_EXCL : 0),
 			  0644);
 		rc = fd < 0 ? -1 : close(fd);
+	} else if (strcmp(op, "lseek") == 0) {
+		fd = open(path, O_RDWR);
+		rc = fd < 0 || lseek(fd, 0, SEEK_SET) < 0 ? -1 : 0;
+		if (fd >= 0) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+		}
 	} else
 		return usage();
 	printf("op=%s\n", rc == 0 ? "OK" : err_name(errno));

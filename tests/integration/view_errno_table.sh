@@ -85,6 +85,46 @@ rule_eq "too-big row" 1 "$(lf_rows P '"refusal":"LF_TOO_BIG"')"
 rule_has "reply to p1" "$(cat "$(lf_tdir P)/replies/p1")" '"mode":"pass"'
 rule_end
 
+# One write(2) whose second line is refused: a short count up to that
+# line, then its errno for the resend and for the close.
+lf_open_reg S
+before=$(lf_rows S)
+out=$(lf_write S request --loop '{"call_id":"s1","tool":"lookup_a","args":{}}\n{"call_id":"s2","tool":1}\n{"call_id":"s3","tool":"lookup_a","args":{}}\n')
+rule_begin line_refused_inside_one_piece_gives_short_count_then_its_errno
+rule_eq "first write" "write=45" "$(echo "$out" | sed -n 1p)"
+rule_eq "the resend" "write=EINVAL" "$(echo "$out" | sed -n 2p)"
+rule_eq close "close=EINVAL" "$(echo "$out" | tail -n1)"
+rule_eq "new rows (decision + refused)" 2 $(($(lf_rows S) - before))
+rule_eq "no decision for s3" 0 "$(lf_rows S '"call_id":"s3"')"
+rule_end
+
+# request is nonseekable and, like every changing file, shows size 0
+rule_begin request_is_nonseekable_with_size_0
+rule_eq lseek "op=ESPIPE" "$(timeout 10 "$LFWRITE" --op lseek "$(lf_tdir S)/request")"
+rule_eq "size of request" 0 "$(stat -c %s "$(lf_tdir S)/request")"
+rule_eq "size of reply" 0 "$(stat -c %s "$(lf_tdir S)/reply")"
+rule_end
+
+# A refused line that began in an earlier, accepted piece of the same
+# write(2): the caller gets a short count, and its resend of the rest of
+# that line is answered with the line's errno, not read as a new line.
+# The piece size is the first count above.
+lf_open_reg Q
+lf_call Q q1 lookup_a >/dev/null
+head='{"call_id":"big","tool":"lookup_a","args":{"p":"'
+pad=$((first - 30 - ${#head} - 4))
+before=$(lf_rows Q)
+out=$(lf_write Q request --loop "$head" -a --repeat-byte a "$pad" \
+	-a '"}}\n{"call_id":"q1","tool":"lookup_a","args":{}}\n')
+rule_begin line_refused_in_a_later_piece_answers_its_resend_with_its_errno
+rule_eq "first write" "write=$first" "$(echo "$out" | sed -n 1p)"
+rule_eq "the resend" "write=EEXIST" "$(echo "$out" | sed -n 2p)"
+rule_eq close "close=EEXIST" "$(echo "$out" | tail -n1)"
+rule_eq "new rows (decision + refused)" 2 $(($(lf_rows Q) - before))
+rule_eq "duplicate row" 1 "$(lf_rows Q '"refusal":"LF_DUPLICATE"')"
+rule_eq "no row for the resent tail" 0 "$(lf_rows Q '"refusal":"LF_EINVAL_JSON"')"
+rule_end
+
 # duplicate call id: EEXIST, a refused row, scenario untouched
 lf_open_reg D
 r1=$(lf_call D d1 resume_line)
