@@ -128,12 +128,14 @@ int case_write_meta(struct lf_case *c)
 	 * Counters past the row bounds live nowhere else; they are saved
 	 * here at clean shutdown (see case_save_counters).
 	 */
-	meta = json_pack("{s:s, s:s, s:s?, s:s?, s:{s:I, s:I}}", "case_id",
-			 c->name, "nonce", c->nonce, "policy",
+	meta = json_pack("{s:s, s:s, s:s?, s:s?, s:{s:I, s:I}, s:s*}",
+			 "case_id", c->name, "nonce", c->nonce, "policy",
 			 c->pdoc ? c->pdoc->text : NULL, "mocks",
 			 c->mdoc ? c->mdoc->text : NULL, "counters", "refused",
 			 (json_int_t)c->refused, "over_limit",
-			 (json_int_t)c->over_limit);
+			 (json_int_t)c->over_limit, "failed",
+			 c->ledger && ledger_broken(c->ledger) ? c->close_reason
+							       : NULL);
 	if (!meta)
 		return -1;
 	text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
@@ -244,6 +246,12 @@ enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 		c->state = CASE_FAILED;
 		case_set_str(&c->close_reason, "ledger append failed: %s",
 			     why ? why->msg : "");
+		/*
+		 * No row can say so: the ledger is broken.  case.json keeps
+		 * the state across a restart (best effort: the disk may be
+		 * what failed).
+		 */
+		case_write_meta(c);
 	}
 	return e;
 }

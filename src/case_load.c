@@ -20,13 +20,13 @@
 
 static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 				  struct lf_why *doc_why,
-				  unsigned long saved[2])
+				  unsigned long saved[2], char **failed)
 {
 	char buf[4096], *text = NULL;
 	size_t len = 0;
 	json_t *meta = NULL;
 	json_error_t jerr;
-	const char *nonce, *policy, *mocks;
+	const char *nonce, *policy, *mocks, *fail_reason = NULL;
 	json_t *pv = NULL, *mv = NULL;
 	json_int_t refused = 0, over = 0;
 	enum lf_err e = LF_IO;
@@ -56,9 +56,10 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 	}
 	meta = text ? json_loadb(text, len, 0, &jerr) : NULL;
 	if (!meta ||
-	    json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}}", "nonce", &nonce,
-			"policy", &pv, "mocks", &mv, "counters", "refused",
-			&refused, "over_limit", &over) < 0 ||
+	    json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}, s?s}", "nonce",
+			&nonce, "policy", &pv, "mocks", &mv, "counters",
+			"refused", &refused, "over_limit", &over, "failed",
+			&fail_reason) < 0 ||
 	    strlen(nonce) >= sizeof(c->nonce) ||
 	    (pv && !json_is_string(pv) && !json_is_null(pv)) ||
 	    (mv && !json_is_string(mv) && !json_is_null(mv))) {
@@ -69,6 +70,7 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 	snprintf(c->nonce, sizeof(c->nonce), "%s", nonce);
 	saved[0] = refused > 0 ? (unsigned long)refused : 0;
 	saved[1] = over > 0 ? (unsigned long)over : 0;
+	*failed = fail_reason ? strdup(fail_reason) : NULL;
 	policy = json_string_value(pv);
 	mocks = json_string_value(mv);
 	/* Kept, but a case whose policy no longer loads cannot serve. */
@@ -173,7 +175,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	struct lf_case *c;
 	struct lf_why doc_why = {{0}};
 	unsigned long saved[2] = {0, 0};
-	char path[160];
+	char path[160], *failed = NULL;
 	enum lf_err e;
 
 	if (!request_valid_id(name, strlen(name)))
@@ -189,7 +191,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		e = lf_fail(why, LF_IO, "open %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	e = case_read_meta(c, why, &doc_why, saved);
+	e = case_read_meta(c, why, &doc_why, saved, &failed);
 	if (e != LF_OK)
 		goto fail;
 	chain_case_token(host_key, c->name, c->nonce, c->token);
@@ -216,6 +218,13 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		c->refused = saved[0];
 	if (saved[1] > c->over_limit)
 		c->over_limit = saved[1];
+	/* A case its ledger failed stays failed (DESIGN 4: its state). */
+	if (failed && c->state != CASE_CLOSED) {
+		c->state = CASE_FAILED;
+		case_set_str(&c->close_reason, "%s", failed);
+	}
+	free(failed);
+	failed = NULL;
 	if (c->state == CASE_REGISTERED && !CASE_POLICY(c)) {
 		c->state = CASE_FAILED;
 		case_set_str(&c->close_reason, "policy no longer loads: %s",
@@ -224,6 +233,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	*out = c;
 	return LF_OK;
 fail:
+	free(failed);
 	case_free(c);
 	return e;
 }

@@ -479,6 +479,31 @@ Test(case_rules, failed_append_of_a_refusal_fails_the_case)
 	case_free(c);
 }
 
+/* No row can record it, so case.json does: the case stays failed. */
+Test(case_rules, restart_keeps_a_case_failed_by_its_ledger_failed)
+{
+	struct lf_case *c = registered_case("C", lim(0, 0));
+	struct case_limits l = lim(0, 0);
+	struct lf_why why;
+	int p[2], fd = ledger_fd(c->ledger);
+	char *st;
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(dup2(p[1], fd), fd);
+	cr_assert_eq(call(c, "{\"call_id\":\"x\",\"tool\":\"lookup_x\"}", NULL),
+		     LF_IO);
+	close(p[0]);
+	close(p[1]);
+	case_free(c);
+	cr_assert_eq(case_load(backing, key, "C", &l, &c, &why), LF_OK, "%s",
+		     why.msg);
+	cr_expect_eq(case_get_state(c), CASE_FAILED);
+	st = case_status_json(c);
+	cr_expect(strstr(st, "ledger append failed"), "%s", st);
+	free(st);
+	case_free(c);
+}
+
 /* Only the ledger's own failure stops refusal rows, not a fail reason
  * that happens to begin with "ledger". */
 Test(case_rules, host_fail_reason_never_stops_refusal_rows)
