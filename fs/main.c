@@ -126,7 +126,11 @@ static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
 					       opts.max_idle_threads <= 100000
 						       ? opts.max_idle_threads
 						       : LFS_IDLE_THREADS);
-		/* libfuse 3.14 leaves max_threads at -1 when not given. */
+		/*
+		 * libfuse 3.14 parses -o max_threads into opts but fills in
+		 * its own default of 10, which cannot be told from a given
+		 * 10: only N > 10 is taken as the caller's.
+		 */
 		fuse_loop_cfg_set_max_threads(
 			cfg, opts.max_threads > 10 && opts.max_threads <= 100000
 				     ? opts.max_threads

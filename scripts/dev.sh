@@ -13,7 +13,7 @@ case $job in demo | test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
 packages="build-essential autoconf automake libtool pkg-config fuse3 libfuse3-dev
 	libjansson-dev libgcrypt20-dev libyaml-dev libcriterion-dev bubblewrap
-	acl attr util-linux clang libclang-rt-14-dev clang-format"
+	acl attr util-linux procps jq clang libclang-rt-14-dev clang-format"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $packages 2>/dev/null |
 	awk '$NF != "installed" {print $1}'; for p in $packages; do
 	dpkg-query -W "$p" >/dev/null 2>&1 || echo "$p"; done)
