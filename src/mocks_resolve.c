@@ -238,9 +238,10 @@ static enum lf_err fallback(const char *tool, const json_t *policy_rule,
 		cassette = json_object_get(policy_rule, "cassette");
 	if (cassette) {
 		v = json_object_get(policy_rule, "overrides");
+		/* policy_load applied the paths once: only memory can fail. */
 		out->returned = mocks_apply_overrides(cassette, v, why);
 		if (!out->returned)
-			return LF_EINVAL_DOC;
+			return lf_fail(why, LF_NOMEM, "out of memory");
 		out->source = v ? "override" : "replay";
 		return LF_OK;
 	}
