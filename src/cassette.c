@@ -193,3 +193,14 @@ fail:
 	json_decref(out);
 	return NULL;
 }
+
+json_t *cassette_load_file(const char *path, struct lf_why *why)
+{
+	json_t *raw = doc_load_file(path, why), *doc;
+
+	if (!raw)
+		return NULL;
+	doc = cassette_inline(raw, path, why);
+	json_decref(raw);
+	return doc;
+}

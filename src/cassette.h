@@ -22,4 +22,8 @@
 json_t *cassette_inline(const json_t *doc, const char *doc_path,
 			struct lf_why *why);
 
+/* Read a policy or mocks file (YAML or JSON) and inline its cassette
+ * files.  New reference, or NULL with why. */
+json_t *cassette_load_file(const char *path, struct lf_why *why);
+
 #endif

@@ -109,14 +109,11 @@ static json_t *ctl_status(const char *mount, const char *name)
 static char *ctl_prepare_doc(const char *file, int is_mocks)
 {
 	struct lf_why why = {{0}};
-	json_t *doc, *inl = NULL;
+	json_t *inl = cassette_load_file(file, &why);
 	struct policy *p = NULL;
 	struct mocks *m = NULL;
 	char *text = NULL;
 
-	doc = doc_load_file(file, &why);
-	if (doc)
-		inl = cassette_inline(doc, file, &why);
 	if (inl && (is_mocks ? mocks_load(inl, &m, &why)
 			     : policy_load(inl, &p, &why)) == LF_OK)
 		text = json_dumps(inl, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -124,7 +121,6 @@ static char *ctl_prepare_doc(const char *file, int is_mocks)
 		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
 	policy_free(p);
 	mocks_free(m);
-	json_decref(doc);
 	json_decref(inl);
 	return text;
 }

@@ -32,15 +32,8 @@ static int readable(const char *path)
 static json_t *load(const char *path)
 {
 	struct lf_why why = {{0}};
-	json_t *raw, *doc;
+	json_t *doc = cassette_load_file(path, &why);
 
-	raw = doc_load_file(path, &why);
-	if (!raw) {
-		fprintf(stderr, "%s: %s\n", path, why.msg);
-		return NULL;
-	}
-	doc = cassette_inline(raw, path, &why);
-	json_decref(raw);
 	if (!doc)
 		fprintf(stderr, "%s: %s\n", path, why.msg);
 	return doc;
