@@ -17,7 +17,6 @@
 #include "cassette.h"
 #include "chain.h"
 #include "ctl.h"
-#include "doc.h"
 #include "mocks.h"
 #include "policy.h"
 #include "request.h"

@@ -11,7 +11,6 @@
 
 #include "cassette.h"
 #include "ctl.h"
-#include "doc.h"
 #include "mocks.h"
 #include "policy.h"
 
