@@ -214,7 +214,7 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 	double timeout = 30, waited = 0;
 	const char *name = NULL;
 	char path[4096];
-	int i;
+	int i, err;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
@@ -263,10 +263,15 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 	}
 	/* Startup fails closed: a target that never registered fails the case. */
 	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
-	ctl_write(path, "fail no registration\n", 21);
-	fprintf(stderr,
-		"ledgerctl: wait %s: no registration within %.0f s; case failed\n",
-		name, timeout);
+	err = ctl_write(path, "fail no registration\n", 21);
+	if (err)
+		fprintf(stderr,
+			"ledgerctl: wait %s: no registration within %.0f s, and failing the case failed: %s\n",
+			name, timeout, strerror(err));
+	else
+		fprintf(stderr,
+			"ledgerctl: wait %s: no registration within %.0f s; case failed\n",
+			name, timeout);
 	return 1;
 }
 
