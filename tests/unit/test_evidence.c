@@ -263,6 +263,64 @@ Test(evidence, ledger_that_does_not_verify_exits_3_and_prints_nothing)
 }
 
 /* Without a key the MACs cannot be checked: refused, never trusted. */
+/*
+ * A mounted case is checked against its daemon: the ledger read through
+ * it must end where status says.  A plain folder with the two files
+ * stands in for the view, so the daemon can be made to disagree.
+ */
+Test(evidence, mounted_case_that_disagrees_with_its_status_exits_3)
+{
+	static const struct {
+		int back; /* status rows: the ledger's minus this */
+		bool right_head;
+		int want;
+	} t[] = {{0, true, 0}, {1, true, 3}, {0, false, 3}};
+	char dir[200], path[240], line[65536], prev[65536] = "";
+	char hex[CHAIN_HEX_LEN + 1];
+	const char *argv[] = {"evidence", dir, NULL};
+	int rows = 0;
+	size_t i;
+	FILE *in, *f;
+
+	snprintf(dir, sizeof(dir), "%s/mnt", fx_dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/mnt/C1", fx_dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ledger", dir);
+	in = fopen(fx_ledger, "r");
+	f = fopen(path, "w");
+	cr_assert(in && f);
+	while (fgets(line, sizeof(line), in)) {
+		fputs(line, f);
+		snprintf(prev, sizeof(prev), "%s", line);
+		rows++;
+	}
+	fclose(in);
+	fclose(f);
+	prev[strcspn(prev, "\n")] = '\0';
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *out = NULL, *err = NULL;
+
+		if (t[i].right_head && !t[i].back)
+			chain_sha256_hex(prev, strlen(prev), hex);
+		else
+			snprintf(hex, sizeof(hex), "%064d", 5);
+		snprintf(path, sizeof(path), "%s/status", dir);
+		f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fprintf(f, "{\"rows\": %d, \"head\": \"%s\"}\n",
+			rows - t[i].back, hex);
+		fclose(f);
+		cr_expect_eq(run(&out, &err, argv), t[i].want, "row %zu: %s", i,
+			     err);
+		if (t[i].want == 3)
+			cr_expect_str_eq(out, "", "row %zu: nothing on stdout",
+					 i);
+		free(out);
+		free(err);
+	}
+}
+
 Test(evidence, ledger_file_without_a_key_is_refused)
 {
 	const char *argv[] = {"evidence", fx_ledger, NULL};
