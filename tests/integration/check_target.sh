@@ -68,6 +68,16 @@ check() {
 		--key "$K" >"$ROOT/out" 2>"$ROOT/err"
 }
 
+# expect_exposed WHAT PATTERN: the running target fails (exit 1) with a
+# line matching PATTERN; then it is stopped.
+expect_exposed() {
+	check
+	rc=$?
+	[ $rc = 1 ] || fail "$1: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
+	grep -q "$2" "$ROOT/out" || fail "$1: not named: $(cat "$ROOT/out")"
+	stop_target
+}
+
 # 1. bound the right way: only the case's target/ folder
 start_target
 check
@@ -79,40 +89,23 @@ stop_target
 
 # 2. the backing folder's parent bound too
 start_target --ro-bind "$ROOT" /x
-check
-rc=$?
-[ $rc = 1 ] || fail "backing parent bound: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
-grep -q "mount /x (root $ROOT," "$ROOT/out" &&
-	grep -q "exposes the backing folder $B" "$ROOT/out" ||
-	fail "backing parent bound: the mount is not named: $(cat "$ROOT/out")"
-stop_target
+expect_exposed "backing parent bound" \
+	"mount /x (root $ROOT,.*exposes the backing folder $B"
 
 # 3. the whole view bound
 start_target --bind "$M" /view
-check
-rc=$?
-[ $rc = 1 ] || fail "whole view bound: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
-grep -q "mount /view (root /, fuse.ledgerfs ledgerfs) exposes more of the view" \
-	"$ROOT/out" || fail "whole view bound: not named: $(cat "$ROOT/out")"
-stop_target
+expect_exposed "whole view bound" \
+	"mount /view (root /, fuse.ledgerfs ledgerfs) exposes more of the view"
 
 # 4. the key's folder bound
 start_target --ro-bind "$ROOT/keys" /k
-check
-rc=$?
-[ $rc = 1 ] || fail "key folder bound: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
-grep -q "mount /k (root $ROOT/keys,.*exposes the host key $K" "$ROOT/out" ||
-	fail "key folder bound: not named: $(cat "$ROOT/out")"
-stop_target
+expect_exposed "key folder bound" \
+	"mount /k (root $ROOT/keys,.*exposes the host key $K"
 
 # 5. a folder inside the backing folder bound
 start_target --ro-bind "$B/cases" /x
-check
-rc=$?
-[ $rc = 1 ] || fail "backing subfolder bound: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
-grep -q "mount /x (root $B/cases,.*exposes the backing folder $B" "$ROOT/out" ||
-	fail "backing subfolder bound: not named: $(cat "$ROOT/out")"
-stop_target
+expect_exposed "backing subfolder bound" \
+	"mount /x (root $B/cases,.*exposes the backing folder $B"
 
 # 6. no sandbox mount at all: a chroot into a folder above the backing
 # folder (mountinfo leaves a plain root folder out)
@@ -129,12 +122,8 @@ until [ "$(readlink "/proc/$TPID/root")" = "$ROOT" ]; do
 	[ $i -le 100 ] || fail "the chroot target did not start"
 	sleep 0.1
 done
-check
-rc=$?
-[ $rc = 1 ] || fail "chroot target: exit $rc, want 1: $(cat "$ROOT/out" "$ROOT/err")"
-grep -q "$TPID: its root folder is at, above or inside the backing folder $B" \
-	"$ROOT/out" || fail "chroot target: not named: $(cat "$ROOT/out")"
-stop_target
+expect_exposed "chroot target" \
+	"$TPID: its root folder is at, above or inside the backing folder $B"
 umount "$ROOT/usr" && lf_extra_mounts= || fail "umount $ROOT/usr"
 
 # 7. no such process: unreadable /proc is exit 2

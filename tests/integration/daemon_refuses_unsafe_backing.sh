@@ -57,29 +57,27 @@ elif printf '%s' "$out" | grep -q 'inside the backing folder'; then
 else
 	echo "not ok - mount_point_inside_backing_is_refused: $out"; fail=$((fail + 1))
 fi
-rm -rf "$work/p" && mkdir -p "$work/p/back" && chmod 0755 "$work/p" && chmod 0700 "$work/p/back"
-out=$(timeout 10 "$bin" --backing="$work/p/back" --key="$work/p/back/host.key" "$mnt" 2>&1)
-if mountpoint -q "$mnt"; then
-	umount -l "$mnt"; echo "not ok - key_file_inside_backing_is_refused"; fail=$((fail + 1))
-elif printf '%s' "$out" | grep -q 'key file .* lies inside the backing folder' &&
-	[ ! -e "$work/p/back/host.key" ]; then
-	echo "ok - key_file_inside_backing_is_refused_before_it_is_created"; pass=$((pass + 1))
-else
-	echo "not ok - key_file_inside_backing_is_refused: $out"; fail=$((fail + 1))
-fi
-
+# key_refused NAME KEY NOT_MADE: a key path inside the backing folder is
+# refused before anything (NOT_MADE) is created there.
+key_refused() {
+	rm -rf "$work/p" && mkdir -p "$work/p/back" && chmod 0755 "$work/p" &&
+		chmod 0700 "$work/p/back"
+	out=$(timeout 10 "$bin" --backing="$work/p/back" --key="$2" "$mnt" 2>&1)
+	if mountpoint -q "$mnt"; then
+		umount -l "$mnt"; echo "not ok - $1"; fail=$((fail + 1))
+	elif printf '%s' "$out" | grep -q 'key file .* lies inside the backing folder' &&
+		[ ! -e "$3" ]; then
+		echo "ok - $1"; pass=$((pass + 1))
+	else
+		echo "not ok - $1: $out"; fail=$((fail + 1))
+	fi
+}
+key_refused key_file_inside_backing_is_refused_before_it_is_created \
+	"$work/p/back/host.key" "$work/p/back/host.key"
 # The same when the key's folder does not exist yet (the daemon would
 # create it inside the backing folder).
-rm -rf "$work/p" && mkdir -p "$work/p/back" && chmod 0755 "$work/p" && chmod 0700 "$work/p/back"
-out=$(timeout 10 "$bin" --backing="$work/p/back" --key="$work/p/back/keys/host.key" "$mnt" 2>&1)
-if mountpoint -q "$mnt"; then
-	umount -l "$mnt"; echo "not ok - key_in_a_new_folder_inside_backing_is_refused"; fail=$((fail + 1))
-elif printf '%s' "$out" | grep -q 'key file .* lies inside the backing folder' &&
-	[ ! -e "$work/p/back/keys" ]; then
-	echo "ok - key_in_a_new_folder_inside_backing_is_refused_before_it_is_created"; pass=$((pass + 1))
-else
-	echo "not ok - key_in_a_new_folder_inside_backing_is_refused: $out"; fail=$((fail + 1))
-fi
+key_refused key_in_a_new_folder_inside_backing_is_refused_before_it_is_created \
+	"$work/p/back/keys/host.key" "$work/p/back/keys"
 
 # A second daemon on a backing folder in use would break its chains.
 rm -rf "$work/p" && mkdir -p "$work/p" "$work/m2" && chmod 0755 "$work/p"
