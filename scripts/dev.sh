@@ -49,7 +49,7 @@ if [ "$job" = demo ]; then
 fi
 
 echo "== style (clang-format, .clang-format)"
-clang-format --dry-run --Werror src/*.c src/*.h fs/*.c fs/*.h
+clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] target/*.[ch] seal/*.[ch]
 
 rc=0
 echo "== plain build: make check"
