@@ -13,7 +13,9 @@ case $job in demo | test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
 
 packages="build-essential autoconf automake libtool pkg-config fuse3 libfuse3-dev
 	libjansson-dev libgcrypt20-dev libyaml-dev libcriterion-dev bubblewrap
-	acl attr util-linux procps jq clang libclang-rt-14-dev clang-format"
+	acl attr util-linux procps jq clang libclang-rt-14-dev clang-format
+	libpcre2-dev libmicrohttpd-dev libsystemd-dev systemd python3-yaml
+	python3-cryptography python3-selenium chromium chromium-driver curl"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $packages 2>/dev/null |
 	awk '$NF != "installed" {print $1}'; for p in $packages; do
 	dpkg-query -W "$p" >/dev/null 2>&1 || echo "$p"; done)
@@ -23,6 +25,8 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	apt-get install -y -qq $packages >/dev/null
 fi
+# Node.js (with npm) comes with the machine image; Debian's is the fallback.
+command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 [ -e /dev/fuse ] || modprobe fuse
 
 cd "$top"
