@@ -31,6 +31,7 @@ enum lf_err {
 	LF_VERIFY,	 /* a ledger does not verify */
 	LF_IO,		 /* read/write/fdatasync failed (EIO) */
 	LF_NOMEM,	 /* allocation failed (ENOMEM) */
+	LF_PATTERN_LIMIT, /* a call's matching ran out of budget (a reply) */
 	LF_ERR_COUNT
 };
 
