@@ -46,6 +46,8 @@ struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
 		c->lim.max_calls = CASE_MAX_CALLS_DEFAULT;
 	if (!c->lim.max_refused)
 		c->lim.max_refused = CASE_MAX_REFUSED_DEFAULT;
+	if (!c->lim.max_ledger)
+		c->lim.max_ledger = CASE_MAX_LEDGER_DEFAULT;
 	c->turn = 1;
 	strmap_init(&c->index);
 	c->mstate = mocks_state_new();
