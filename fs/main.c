@@ -352,6 +352,11 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
+	/* The key by the backing folder's rules (ledgerfs(8), KEY). */
+	if (backing_check_key(o.key, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
 	if (chain_load_host_key(o.key, key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
 		goto out;
