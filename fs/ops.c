@@ -37,6 +37,7 @@ static const int errno_of[LF_ERR_COUNT] = {
 	[LF_VERIFY] = EIO,
 	[LF_IO] = EIO,
 	[LF_NOMEM] = ENOMEM,
+	[LF_PATTERN_LIMIT] = EIO, /* answered as a blocked call, not here */
 	[LF_LEDGER_FULL] = EFBIG,
 	[LF_PENDING_FULL] = ENOBUFS,
 };

@@ -57,7 +57,11 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 /*
  * Load an existing case after a restart: case.json, then the ledger
  * (verified with the key, torn tail cut and recorded), replaying its rows
- * to rebuild state, call index, counters and scenario state.
+ * to rebuild state, call index, counters and scenario state.  A case that
+ * cannot be trusted (unreadable, its ledger not verifying, case.json not
+ * matching the hashes its rows bound) is still made, failed with the
+ * reason: LF_VERIFY with *out set and why.  *out is NULL only for a bad
+ * name or no memory.
  */
 enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		      const char *name, const struct case_limits *lim,
