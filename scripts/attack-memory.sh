@@ -7,7 +7,8 @@
 # without it.  Run by hand, as root, after a build:
 #   sudo scripts/attack-memory.sh
 # Environment: ATTACK_FDS (2000), ATTACK_BYTES (1048000), ATTACK_CALLS
-# (500 calls timed each way), LEDGERFS_BUILD (build/plain); extra daemon
+# (500 calls timed each way), ATTACK_CASES (1: the descriptors of one
+# target; 8 spreads them over 8 cases, past the one-case share), LEDGERFS_BUILD (build/plain); extra daemon
 # options as arguments (e.g. --max-pending=16M).
 set -uo pipefail
 
@@ -16,6 +17,7 @@ build=${LEDGERFS_BUILD:-$top/build/plain}
 fds=${ATTACK_FDS:-2000}
 bytes=${ATTACK_BYTES:-1048000}
 ncalls=${ATTACK_CALLS:-500}
+acases=${ATTACK_CASES:-1}
 hold=$build/tests/integration/lfhold
 [ "$(id -u)" -eq 0 ] || { echo "attack-memory: run as root" >&2; exit 2; }
 [ -x "$hold" ] || make -s -C "$build" tests/integration/lfhold >/dev/null 2>&1
@@ -65,7 +67,7 @@ timed_calls() {
 		awk '{v[NR] = $1} END {printf "%.2f %.2f\n", v[int(NR * 0.5)], v[int(NR * 0.99)]}'
 }
 
-open_case A
+for k in $(seq 1 "$acases"); do open_case "A$k"; done
 open_case B
 echo "attack-memory: RSS at start $(mem VmRSS) MiB"
 read -r p50 p99 < <(timed_calls B quiet)
@@ -74,7 +76,7 @@ echo "attack-memory: case B alone: p50 $p50 ms, p99 $p99 ms ($ncalls calls)"
 mkfifo "$work/hold.in"
 per=$((fds / 8))
 for k in 1 2 3 4 5 6 7 8; do
-	"$hold" "$mnt/cases/A/target/request" "$per" "$bytes" <"$work/hold.in" \
+	"$hold" "$mnt/cases/A$(((k - 1) % acases + 1))/target/request" "$per" "$bytes" <"$work/hold.in" \
 		>"$work/hold$k.out" 2>&1 &
 	holders="$holders $!"
 done
@@ -83,7 +85,7 @@ t0=$EPOCHREALTIME
 read -r p50 p99 < <(timed_calls B busy)
 until [ "$(cat "$work"/hold*.out 2>/dev/null | grep -c '^ready')" -eq 8 ]; do sleep 0.1; done
 t1=$EPOCHREALTIME
-echo "attack-memory: $((per * 8)) descriptors x $bytes bytes: $(cat "$work"/hold*.out | grep held= | awk -F'[= ]' '{h += $2; r += $4} END {print h " held, " r " refused"}') in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s"
+echo "attack-memory: $((per * 8)) descriptors x $bytes bytes on $acases case(s): $(cat "$work"/hold*.out | grep held= | awk -F'[= ]' '{h += $2; r += $4} END {print h " held, " r " refused"}') in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s"
 echo "attack-memory: case B during the attack: p50 $p50 ms, p99 $p99 ms"
 echo "attack-memory: RSS while held $(mem VmRSS) MiB, peak $(mem VmHWM) MiB, threads $(awk '$1 == "Threads:" {print $2}' "/proc/$daemon/status")"
 exec 3>&-

@@ -144,6 +144,23 @@ check_all() {
 	return $bad
 }
 
+# Mount the image again (its journal is replayed).  A lazy unmount would
+# leave the dead instance alive beside the new one, on the same image, so
+# a disk that stays busy stops the soak instead.
+remount_disk() {
+	local i
+	for i in $(seq 1 100); do
+		umount "$disk" 2>/dev/null && break
+		sleep 0.1
+	done
+	if grep -q " $disk " /proc/mounts; then
+		echo "soak: $disk stays busy after the cut:" >&2
+		fuser -vm "$disk" >&2 2>&1
+		return 1
+	fi
+	mount -o loop "$work/disk.img" "$disk" || { echo "soak: remount failed" >&2; return 1; }
+}
+
 cases=()
 acked_total=0
 run_trial() { # KIND NUMBER
@@ -170,8 +187,7 @@ run_trial() { # KIND NUMBER
 	clients=
 	reap_daemon
 	if [ "$kind" = cut ]; then
-		umount "$disk" || umount -l "$disk"
-		mount -o loop "$work/disk.img" "$disk" || { echo "soak: remount failed" >&2; return 1; }
+		remount_disk || return 2
 	fi
 	start_daemon || return 1
 	acked=$(cat "$work/logs/$kind$n"-*.acks 2>/dev/null | wc -l)
@@ -191,7 +207,15 @@ for n in $(seq 1 "$trials"); do
 	run_trial kill "$n" || failed=$((failed + 1))
 	done_kill=$((done_kill + 1))
 	if [ -n "$loop_ok" ]; then
-		run_trial cut "$n" || failed=$((failed + 1))
+		run_trial cut "$n"
+		case $? in
+		0) ;;
+		2)
+			echo "soak: stopped: the disk could not be mounted again" >&2
+			exit 2
+			;;
+		*) failed=$((failed + 1)) ;;
+		esac
 		done_cut=$((done_cut + 1))
 	fi
 done
