@@ -104,11 +104,23 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 		struct policy_decision d;
 		struct mock_result mr;
 
+		struct pattern_budget b;
+		struct mocks_fit *fit = NULL;
+		const json_t *args = json_object_get(row, "args");
+
+		/*
+		 * No clock here, only PCRE2's own limits: the call matched
+		 * inside its budget once, and the same work must give the
+		 * same answer on any machine, however loaded.
+		 */
+		pattern_budget_init(&b, 0);
 		policy_decide(CASE_POLICY(c), tool, &d);
-		if (mocks_resolve(CASE_MOCKS(c), c->mstate, c->name, tool,
-				  json_object_get(row, "args"), d.rule, &mr,
-				  &why) == LF_OK)
+		if (mocks_fit(CASE_MOCKS(c), c->name, tool, args, &b, &fit,
+			      &why) == LF_OK &&
+		    mocks_resolve_fit(CASE_MOCKS(c), c->mstate, c->name, tool,
+				      args, d.rule, fit, &mr, &why) == LF_OK)
 			json_decref(mr.returned);
+		mocks_fit_free(fit);
 	}
 	case_add_call(
 		c, id,
