@@ -47,6 +47,8 @@ const char *lf_err_name(enum lf_err code)
 		[LF_IO] = "LF_IO",
 		[LF_NOMEM] = "LF_NOMEM",
 		[LF_PATTERN_LIMIT] = "LF_PATTERN_LIMIT",
+		[LF_LEDGER_FULL] = "LF_LEDGER_FULL",
+		[LF_PENDING_FULL] = "LF_PENDING_FULL",
 	};
 
 	if ((unsigned)code >= LF_ERR_COUNT || !names[code])
