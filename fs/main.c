@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,11 +36,12 @@
 #ifndef LEDGERFS_RUNSTATEDIR
 #define LEDGERFS_RUNSTATEDIR "/run"
 #endif
-#define DEFAULT_BACKING	 LEDGERFS_LOCALSTATEDIR "/lib/ledgerfs"
-#define DEFAULT_KEY	 LEDGERFS_SYSCONFDIR "/ledgerfs/host.key"
-#define DEFAULT_MOUNT	 LEDGERFS_RUNSTATEDIR "/ledgerfs"
-#define LFS_THREADS	 256 /* worker threads unless -o max_threads */
-#define LFS_IDLE_THREADS 64  /* idle threads kept unless -o max_idle_threads */
+#define DEFAULT_BACKING		LEDGERFS_LOCALSTATEDIR "/lib/ledgerfs"
+#define DEFAULT_KEY		LEDGERFS_SYSCONFDIR "/ledgerfs/host.key"
+#define DEFAULT_MOUNT		LEDGERFS_RUNSTATEDIR "/ledgerfs"
+#define LFS_THREADS		256 /* worker threads unless -o max_threads */
+#define LFS_IDLE_THREADS	64 /* idle threads kept unless -o max_idle_threads */
+#define LFS_MAX_PENDING_DEFAULT ((uint64_t)64 << 20)
 
 struct options {
 	char *backing;
@@ -48,6 +50,8 @@ struct options {
 	uint64_t max_line;
 	uint64_t max_calls;
 	uint64_t max_refused;
+	uint64_t max_pending; /* partial target lines, daemon-wide */
+	uint64_t max_ledger;  /* ledger bytes per case */
 };
 
 /*
@@ -55,7 +59,10 @@ struct options {
  * and -o NAME=VALUE (ledgerfs(8) OPTIONS).  A new option is one row here
  * and one field above.
  */
-#define OPT(n, t, f, w, a, h) {n, t, offsetof(struct options, f), w, a, h}
+#define OPT(n, t, f, w, a, h)                                                  \
+	{                                                                      \
+		n, t, offsetof(struct options, f), w, a, h                     \
+	}
 static const struct lfs_opt option_table[] = {
 	OPT("backing", LFS_OPT_PATH, backing, NULL, "DIR",
 	    "ledgers and case state (default " DEFAULT_BACKING ")"),
@@ -67,6 +74,10 @@ static const struct lfs_opt option_table[] = {
 	    "calls per case before calls are blocked (default 100000)"),
 	OPT("max-refused", LFS_OPT_COUNT, max_refused, NULL, "N",
 	    "refused rows kept per case (default 64)"),
+	OPT("max-pending", LFS_OPT_SIZE, max_pending, NULL, "BYTES",
+	    "partial target lines held, daemon-wide (default 64MiB)"),
+	OPT("max-ledger", LFS_OPT_SIZE, max_ledger, NULL, "BYTES",
+	    "ledger bytes per case before calls are blocked (default 1GiB)"),
 	OPT("sync", LFS_OPT_WORD, sync, "group|file", "group|file",
 	    "one flush shared by rows (group, default) or one per row"),
 	{NULL, 0, 0, NULL, NULL, NULL},
@@ -147,9 +158,10 @@ static int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 		 * 10: only N > 10 is taken as the caller's.
 		 */
 		fuse_loop_cfg_set_max_threads(
-			cfg, opts->max_threads > 10 && opts->max_threads <= 100000
-				     ? opts->max_threads
-				     : LFS_THREADS);
+			cfg,
+			opts->max_threads > 10 && opts->max_threads <= 100000
+				? opts->max_threads
+				: LFS_THREADS);
 		rc = loop_status(fuse_loop_mt(fuse, cfg));
 		fuse_loop_cfg_destroy(cfg);
 	}
@@ -252,6 +264,37 @@ static void report_commits(struct registry *reg)
 			rows, flushes);
 }
 
+/*
+ * --max-pending and --max-ledger (ledgerfs(8) LIMITS), each with a floor
+ * that keeps the daemon usable.  0, or 2 after saying why.
+ */
+static int settle_bounds(const struct options *o, struct case_limits *lim,
+			 struct lfs_ctx *ctx)
+{
+	unsigned long long min_ledger = case_min_ledger(lim->max_line);
+
+	ctx->max_pending =
+		o->max_pending ? o->max_pending : LFS_MAX_PENDING_DEFAULT;
+	if (ctx->max_pending <= lim->max_line) {
+		fprintf(stderr,
+			"ledgerfs: --max-pending must be more than --max-line "
+			"(%zu bytes)\n",
+			lim->max_line);
+		return 2;
+	}
+	lim->max_ledger =
+		o->max_ledger ? o->max_ledger : CASE_MAX_LEDGER_DEFAULT;
+	if (lim->max_ledger < min_ledger) {
+		fprintf(stderr,
+			"ledgerfs: --max-ledger must be at least %llu bytes "
+			"with this --max-line (room for the rows that end a "
+			"case)\n",
+			min_ledger);
+		return 2;
+	}
+	return 0;
+}
+
 static void warn_case(const char *name, const char *reason)
 {
 	fprintf(stderr, "ledgerfs: case %s not served: %s\n", name, reason);
@@ -283,6 +326,12 @@ int main(int argc, char *argv[])
 	rc = settle_paths(&o, &cl, mnt);
 	if (rc)
 		goto out;
+	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
+	lim.max_calls = o.max_calls;
+	lim.max_refused = o.max_refused ? o.max_refused : 64;
+	rc = settle_bounds(&o, &lim, &ctx);
+	if (rc)
+		goto out;
 	rc = 2;
 	if (fuse_parse_cmdline(&cl.fuse, &fo) != 0)
 		goto out;
@@ -299,8 +348,19 @@ int main(int argc, char *argv[])
 	rc = 1;
 	chain_init();
 	raise_fd_limit();
+	/*
+	 * A fixed mmap threshold: freed partial-line buffers go back to the
+	 * kernel at once (glibc's sliding threshold would keep them in the
+	 * heap after the first large free).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* Judge the backing folder before a key file is created anywhere. */
 	if (backing_check(o.backing, mnt, o.key, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
+	/* The key by the backing folder's rules (ledgerfs(8), KEY). */
+	if (backing_check_key(o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
@@ -308,9 +368,6 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
 		goto out;
 	}
-	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
-	lim.max_calls = o.max_calls;
-	lim.max_refused = o.max_refused ? o.max_refused : 64;
 	if (registry_open(o.backing, key, &lim, warn_case, &ctx.reg, &why) !=
 	    LF_OK) {
 		fprintf(stderr, "ledgerfs: %s\n", why.msg);
