@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,14 @@
 #include "ops.h"
 #include "registry.h"
 #include "request.h"
+#include "units.h"
 #include <fuse_lowlevel.h> /* fuse_parse_cmdline */
 
-#define DEFAULT_BACKING	 "/var/lib/ledgerfs"
-#define DEFAULT_KEY	 "/etc/ledgerfs/host.key"
-#define LFS_THREADS	 256 /* worker threads unless -o max_threads */
-#define LFS_IDLE_THREADS 64  /* idle threads kept unless -o max_idle_threads */
+#define DEFAULT_BACKING		"/var/lib/ledgerfs"
+#define DEFAULT_KEY		"/etc/ledgerfs/host.key"
+#define LFS_THREADS		256 /* worker threads unless -o max_threads */
+#define LFS_IDLE_THREADS	64 /* idle threads kept unless -o max_idle_threads */
+#define LFS_MAX_PENDING_DEFAULT ((size_t)64 << 20)
 
 struct options {
 	char *backing;
@@ -33,6 +36,8 @@ struct options {
 	unsigned long max_line;
 	unsigned long max_calls;
 	unsigned long max_refused;
+	char *max_pending; /* a size (units_size) */
+	char *max_ledger;  /* a size (units_size) */
 	int show_help;
 	int show_version;
 };
@@ -47,6 +52,8 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--max-line=%lu", max_line),
 	OPT("--max-calls=%lu", max_calls),
 	OPT("--max-refused=%lu", max_refused),
+	OPT("--max-pending=%s", max_pending),
+	OPT("--max-ledger=%s", max_ledger),
 	OPT("--sync=%s", sync),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
@@ -72,6 +79,7 @@ static void usage(const char *prog)
 {
 	printf("usage: %s [-f] [--backing=DIR] [--key=FILE] [--max-line=BYTES]\n"
 	       "       [--max-calls=N] [--max-refused=N] [--sync=group|file]\n"
+	       "       [--max-pending=SIZE] [--max-ledger=SIZE]\n"
 	       "       [-o OPTION]... MOUNTPOINT\n\n"
 	       "  --backing=DIR     ledgers and case state (default " DEFAULT_BACKING
 	       ")\n"
@@ -80,6 +88,8 @@ static void usage(const char *prog)
 	       "  --max-line=BYTES  request line limit (default 1048576)\n"
 	       "  --max-calls=N     calls per case before calls are blocked (default 100000)\n"
 	       "  --max-refused=N   refused rows kept per case (default 64)\n"
+	       "  --max-pending=SIZE partial target lines held, daemon-wide (default 64MiB)\n"
+	       "  --max-ledger=SIZE ledger bytes per case before calls are blocked (default 1GiB)\n"
 	       "  --sync=group      rows appended at once share one flush (default)\n"
 	       "  --sync=file       one fdatasync per row\n"
 	       "  -f                stay in the foreground\n"
@@ -175,6 +185,53 @@ static void report_commits(struct registry *reg)
 			rows, flushes);
 }
 
+/*
+ * --max-pending and --max-ledger (ledgerfs(8) LIMITS): sizes, each with
+ * a floor that keeps the daemon usable.  0, or 2 after saying why.
+ */
+static int parse_bounds(const struct options *o, struct case_limits *lim,
+			struct lfs_ctx *ctx)
+{
+	uint64_t v;
+	struct lf_why why;
+	unsigned long long min_ledger = case_min_ledger(lim->max_line);
+
+	ctx->max_pending = LFS_MAX_PENDING_DEFAULT;
+	if (o->max_pending) {
+		if (units_size(o->max_pending, &v, &why) != LF_OK) {
+			fprintf(stderr, "ledgerfs: --max-pending: %s\n",
+				why.msg);
+			return 2;
+		}
+		if (v <= lim->max_line || v > SIZE_MAX) {
+			fprintf(stderr,
+				"ledgerfs: --max-pending must be more than "
+				"--max-line (%zu bytes)\n",
+				lim->max_line);
+			return 2;
+		}
+		ctx->max_pending = (size_t)v;
+	}
+	lim->max_ledger = CASE_MAX_LEDGER_DEFAULT;
+	if (o->max_ledger) {
+		if (units_size(o->max_ledger, &v, &why) != LF_OK) {
+			fprintf(stderr, "ledgerfs: --max-ledger: %s\n",
+				why.msg);
+			return 2;
+		}
+		if (v < min_ledger) {
+			fprintf(stderr,
+				"ledgerfs: --max-ledger must be at least %llu "
+				"bytes with this --max-line (room for the rows "
+				"that end a case)\n",
+				min_ledger);
+			return 2;
+		}
+		lim->max_ledger = v;
+	}
+	return 0;
+}
+
 static void warn_case(const char *name, const char *reason)
 {
 	fprintf(stderr, "ledgerfs: case %s not served: %s\n", name, reason);
@@ -222,9 +279,20 @@ int main(int argc, char *argv[])
 	}
 	chain_init();
 	raise_fd_limit();
+	/*
+	 * A fixed mmap threshold: freed partial-line buffers go back to the
+	 * kernel at once (glibc's sliding threshold would keep them in the
+	 * heap after the first large free).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* Judge the backing folder before a key file is created anywhere. */
 	if (backing_check(o.backing ? o.backing : DEFAULT_BACKING, mnt,
 			  o.key ? o.key : DEFAULT_KEY, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
+	/* The key by the backing folder's rules (ledgerfs(8), KEY). */
+	if (backing_check_key(o.key ? o.key : DEFAULT_KEY, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
@@ -236,6 +304,10 @@ int main(int argc, char *argv[])
 	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
 	lim.max_calls = o.max_calls;
 	lim.max_refused = o.max_refused ? o.max_refused : 64;
+	rc = parse_bounds(&o, &lim, &ctx);
+	if (rc)
+		goto out;
+	rc = 1;
 	if (registry_open(o.backing ? o.backing : DEFAULT_BACKING, key, &lim,
 			  warn_case, &ctx.reg, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: %s\n", why.msg);
@@ -262,5 +334,7 @@ out:
 	free(o.key);
 	free(o.mountpoint);
 	free(o.sync);
+	free(o.max_pending);
+	free(o.max_ledger);
 	return rc;
 }
