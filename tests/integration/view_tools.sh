@@ -69,8 +69,9 @@ lf_stop
 sed -i 's/Find a customer/Find anybody/' "$backing/cases/T/case.json"
 lf_start
 rule_begin a_tools_file_changed_in_case_json_stops_the_case_loading
-rule_eq served "no" "$([ -d "$mnt/cases/T" ] && echo yes || echo no)"
+rule_eq "not serving" "" "$(lf_state T | grep -v failed)"
 rule_has daemon "$(cat "$work/daemon.err")" "tools do not match tools_sha256"
+rule_eq "no calls taken" 1 "$(lf_write T request '{"call_id":"x","tool":"lookup_a"}\n' | grep -c 'write=E')"
 rule_eq "other case served" "yes" "$([ -d "$mnt/cases/P" ] && echo yes || echo no)"
 rule_end
 lf_finish
