@@ -243,6 +243,11 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	row = json_pack("{s:s, s:s, s:s?}", "phase", "registered",
 			"policy_sha256", pd, "mocks_sha256",
 			c->mdoc ? md : NULL);
+	if (row && c->tools) {
+		/* The tools the target was shown, as the documents. */
+		digest_of(c->tools, md);
+		json_object_set_new(row, "tools_sha256", json_string(md));
+	}
 	if (!row) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
