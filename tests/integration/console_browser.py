@@ -79,12 +79,16 @@ def main():
         report("cookie_is_not_readable_by_script",
                "ledgerfs_console" not in drv.execute_script("return document.cookie"))
 
-        link = wait_for(lambda: [a for a in drv.find_elements(By.CSS_SELECTOR, "#cases a")
-                                 if a.text == case])
+        # The list is re-drawn live: find and click in one try, retried.
+        def open_case():
+            links = [a for a in drv.find_elements(By.CSS_SELECTOR, "#cases a")
+                     if a.text == case]
+            if links:
+                links[0].click()
+            return bool(links)
+        link = wait_for(open_case)
         report("case_list_shows_the_case", bool(link))
-        if link:
-            link[0].click()
-        else:
+        if not link:
             drv.get(base + "#/case/" + case)
 
         def rows():
@@ -113,7 +117,7 @@ def main():
         # The row's JSON on demand: click a call, its rows appear as text.
         def open_row():
             drv.find_elements(By.CSS_SELECTOR, "#calls tr.call")[1].click()
-            return True
+            return bool(drv.find_elements(By.CSS_SELECTOR, "#calls tr.detail"))
         wait_for(open_row)
         pre = wait_for(lambda: [p.text for p in drv.find_elements(By.CSS_SELECTOR, "#calls tr.detail pre")
                                 if '"phase": "decision"' in p.text])
