@@ -56,6 +56,16 @@ enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
 			  struct mock_result *out, struct lf_why *why);
 
 /*
+ * After a restart: move st as serving mock rule number `rule` to tool did,
+ * from the facts its decision row recorded (mock_rule, scenario_state),
+ * without matching anything again (ledgerfs(8), RESTART).  A rule of -1
+ * (a policy payload or the placeholder) moves nothing.
+ */
+enum lf_err mocks_state_replay(const struct mocks *lib, struct mocks_state *st,
+			       const char *tool, int rule,
+			       const char *state_after, struct lf_why *why);
+
+/*
  * Apply dotted-path overrides [{path:"a.0.b", value:..}] to a deep copy of
  * cassette.  New reference, or NULL with why when a path does not resolve.
  */

@@ -353,3 +353,36 @@ json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib)
 		json_array_append_new(out, json_string("default '*'"));
 	return out;
 }
+
+/* ---- restart ------------------------------------------------------- */
+
+enum lf_err mocks_state_replay(const struct mocks *lib, struct mocks_state *st,
+			       const char *tool, int rule,
+			       const char *state_after, struct lf_why *why)
+{
+	const struct mrule *r;
+	json_int_t cur;
+	char *key;
+
+	if (!lib || !st || !tool || rule < 0 || (size_t)rule >= lib->n)
+		return LF_OK;
+	r = &lib->rules[rule];
+	if (r->nsteps) {
+		key = cursor_key(r, tool);
+		if (!key)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		cur = json_integer_value(json_object_get(st->cursors, key));
+		if (cur < INT_MAX &&
+		    json_object_set_new(st->cursors, key,
+					json_integer(cur + 1))) {
+			free(key);
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		}
+		free(key);
+	}
+	if (r->scenario && state_after &&
+	    json_object_set_new(st->states, r->scenario,
+				json_string(state_after)))
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	return LF_OK;
+}
