@@ -369,14 +369,14 @@ Test(case_rules, reply_shapes_follow_the_protocol)
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"matched\":\"lookups\",\"reason\":\"allowed by mediation policy rule 'lookups'\"}\n");
+		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"real_executed\":false,\"flagged\":false,\"reason\":\"allowed by mediation policy rule 'lookups'\",\"decision_reason\":\"allowed by mediation policy rule 'lookups'\",\"matched\":\"lookups\",\"returned\":null,\"is_error\":false,\"result_source\":\"target_reported\",\"result_authoritative\":false}\n");
 	free(r);
 	cr_assert_eq(
 		call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r),
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"matched\":\"<default>\",\"reason\":\"blocked by default mediation policy\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
+		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"real_executed\":false,\"flagged\":true,\"reason\":\"blocked by default mediation policy\",\"decision_reason\":\"blocked by default mediation policy\",\"matched\":\"<default>\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
 	free(r);
 	case_free(c);
 }
