@@ -161,6 +161,10 @@ static char *fh_snapshot(struct node *n)
 		return case_policy_text(n->c);
 	case N_MOCKS:
 		return case_mocks_text(n->c);
+	case N_TOOLS:
+		return case_tools_text(n->c);
+	case N_TARGET_TOOLS:
+		return case_target_tools(n->c);
 	case N_REPLY:
 		return case_latest_reply(n->c);
 	case N_REPLYFILE:
@@ -507,7 +511,8 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 	(void)path;
 	(void)off;
 	pthread_mutex_lock(&fh->lock);
-	if (fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) {
+	if (fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS ||
+	    fh->n.kind == N_TOOLS) {
 		/* Taken whole at close; only the bound is checked here. */
 		if (fh->len + size > CASE_DOC_MAX)
 			rc = -EFBIG;
@@ -533,8 +538,18 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	pthread_mutex_lock(&fh->lock);
-	if ((fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) && fh->dirty &&
-	    !fh->last_err) {
+	if (fh->n.kind == N_TOOLS && fh->dirty && !fh->last_err) {
+		enum lf_err e = case_set_tools(fh->n.c, fh->buf ? fh->buf : "",
+					       fh->len, &why);
+
+		if (e != LF_OK)
+			fprintf(stderr, "ledgerfs: %s tools: %s\n",
+				case_name(fh->n.c), why.msg);
+		rc = -lfs_errno(e);
+		fh->dirty = false;
+		fh->len = 0;
+	} else if ((fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) &&
+		   fh->dirty && !fh->last_err) {
 		enum lf_err e =
 			fh->n.kind == N_POLICY
 				? case_set_policy(fh->n.c,

@@ -92,6 +92,17 @@ enum lf_err case_set_mocks(struct lf_case *c, const char *text, size_t len,
 /* The document text as written (malloc'd, may be ""), for reading back. */
 char *case_policy_text(struct lf_case *c);
 char *case_mocks_text(struct lf_case *c);
+/*
+ * The tools file (src/tools.h), host side: checked, taken whole, frozen
+ * from registration on, recorded in case.json with its hash.  Errors as
+ * case_set_policy.  case_tools_text: the file given (malloc'd, "" when
+ * none); case_target_tools: what the target's `tools` shows, the file
+ * given or else one made from the policy's tool names.
+ */
+enum lf_err case_set_tools(struct lf_case *c, const char *text, size_t len,
+			   struct lf_why *why);
+char *case_tools_text(struct lf_case *c);
+char *case_target_tools(struct lf_case *c);
 /* The registration token (64 hex digits + NUL). */
 void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1]);
 
