@@ -147,7 +147,8 @@ static enum lf_err load_cassette(struct mpay *pay, const json_t *obj,
 
 	pay->kind = PAY_CASSETTE;
 	pay->value = json_object_get(obj, "cassette");
-	pay->overridden = ov != NULL;
+	/* ASSERT: `overrides: []` edits nothing, so it is a plain replay. */
+	pay->overridden = json_array_size(ov) > 0;
 	pay->resolved = mocks_apply_overrides(pay->value, ov, &inner);
 	if (!pay->resolved)
 		return lf_fail(why, LF_EINVAL_DOC, "%s.%s", at, inner.msg);

@@ -242,7 +242,7 @@ static enum lf_err fallback(const char *tool, const json_t *policy_rule,
 		out->returned = mocks_apply_overrides(cassette, v, why);
 		if (!out->returned)
 			return lf_fail(why, LF_NOMEM, "out of memory");
-		out->source = v ? "override" : "replay";
+		out->source = json_array_size(v) ? "override" : "replay";
 		return LF_OK;
 	}
 	out->returned = json_pack(

@@ -449,7 +449,8 @@ enum lf_err request_parse_result(const char *line, size_t len, size_t max_line,
 	enum lf_err rc;
 
 	memset(out, 0, sizeof(*out));
-	out->real_executed = true;
+	/* ASSERT: a completion that does not claim execution did not execute. */
+	out->real_executed = false;
 	rc = load_object(line, len, max_line, &obj, why);
 	if (rc)
 		goto out;

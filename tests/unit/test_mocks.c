@@ -601,6 +601,23 @@ Test(mocks, cassette_rules_report_replay_or_override)
 	mocks_free(m);
 }
 
+Test(mocks, empty_overrides_are_a_replay_not_an_override)
+{
+	struct mocks *m = load_text(
+		"mocks:\n  - {tool: a, cassette: {x: 1}, overrides: []}\n");
+	json_t *rule = yaml("{mode: mock, cassette: {x: 1}, overrides: []}");
+	struct mock_result r;
+
+	r = resolve(m, NULL, "c", "a", "{}", NULL);
+	cr_assert_str_eq(r.source, "replay");
+	json_decref(r.returned);
+	r = resolve(m, NULL, "c", "b", "{}", rule);
+	cr_assert_str_eq(r.source, "replay");
+	json_decref(r.returned);
+	json_decref(rule);
+	mocks_free(m);
+}
+
 Test(mocks, overrides_change_a_copy_and_refuse_unresolved_paths)
 {
 	json_t *c = yaml("{bills: [{charges: [{description: plan}]}]}");

@@ -801,7 +801,7 @@ Test(request, args_must_be_an_object)
 	}
 }
 
-Test(request, result_defaults_are_null_false_true)
+Test(request, result_without_real_executed_is_recorded_as_not_executed)
 {
 	struct request_result r;
 	struct lf_why why;
@@ -812,7 +812,7 @@ Test(request, result_defaults_are_null_false_true)
 	cr_assert_str_eq(r.call_id, "c1");
 	cr_assert(json_is_null(r.returned));
 	cr_assert_not(r.is_error);
-	cr_assert(r.real_executed);
+	cr_assert_not(r.real_executed);
 	request_result_clear(&r);
 	cr_assert_null(r.returned);
 }
