@@ -105,10 +105,10 @@ static json_t *ctl_status(const char *mount, const char *name)
  * Read a policy or mocks file, inline its cassettes, check it here (so
  * the error names the file), and return it as JSON text for the view.
  */
-static char *ctl_prepare_doc(const char *file, int is_mocks)
+static char *ctl_prepare_doc(const char *file, const char *dir, int is_mocks)
 {
 	struct lf_why why = {{0}};
-	json_t *inl = cassette_load_file(file, &why);
+	json_t *inl = cassette_load_file(file, dir, &why);
 	struct policy *p = NULL;
 	struct mocks *m = NULL;
 	char *text = NULL;
@@ -127,7 +127,8 @@ static char *ctl_prepare_doc(const char *file, int is_mocks)
 static int ctl_open(const char *mount, int argc, char **argv)
 {
 	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
-	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL;
+	const char *cassettes = NULL;
+	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL, *pdir;
 	FILE *out = stdout;
 	int i, err, rc = 1;
 
@@ -138,6 +139,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			mocks = argv[++i];
 		else if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc)
 			envf = argv[++i];
+		else if (strcmp(argv[i], "--cassettes") == 0 && i + 1 < argc)
+			cassettes = argv[++i];
 		else if (!name && argv[i][0] != '-')
 			name = argv[i];
 		else
@@ -151,10 +154,13 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			name);
 		return 2;
 	}
-	ptext = ctl_prepare_doc(policy, 0);
+	/* The policy's recordings: --cassettes, else the mocks' folder. */
+	pdir = cassette_policy_dir(cassettes, mocks);
+	ptext = ctl_prepare_doc(policy, pdir, 0);
+	free(pdir);
 	if (!ptext)
 		goto out;
-	if (mocks && !(mtext = ctl_prepare_doc(mocks, 1)))
+	if (mocks && !(mtext = ctl_prepare_doc(mocks, cassettes, 1)))
 		goto out;
 	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
 	if (mkdir(path, 0700) < 0) {
@@ -205,7 +211,7 @@ out:
 	return rc;
 usage:
 	fprintf(stderr,
-		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n");
+		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--cassettes DIR] [--env-file OUT]\n");
 	return 2;
 }
 

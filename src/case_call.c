@@ -221,6 +221,10 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 	} else {
 		e = decision_fill(CASE_POLICY(c), CASE_MOCKS(c), c->mstate,
 				  c->name, rc.tool, rc.args, row, &mode, why);
+		/* ASSERT's HTTP 400: refused, recorded, the id not used up. */
+		if (e == LF_EINVAL_JSON)
+			refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
+				   rc.call_id);
 		if (e != LF_OK)
 			goto out;
 		*reply = decision_reply(row);

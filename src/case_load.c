@@ -106,9 +106,10 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 
 		policy_decide(CASE_POLICY(c), tool, &d);
 		if (mocks_resolve(CASE_MOCKS(c), c->mstate, c->name, tool,
-				  json_object_get(row, "args"), d.rule, &mr,
+				  json_object_get(row, "args"), d.rule,
+				  policy_cassettes(CASE_POLICY(c)), &mr,
 				  &why) == LF_OK)
-			json_decref(mr.returned);
+			mocks_result_clear(&mr);
 	}
 	case_add_call(
 		c, id,
