@@ -71,6 +71,9 @@ summary build/asan-check.log "sanitized" || rc=1
 
 echo "== libFuzzer on the request parser (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-request FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+echo "== libFuzzer on patterns and on policy/mocks documents (15 s each)"
+(cd build/plain && make -s fuzz-pattern FUZZ_SECONDS=15) || rc=1
+(cd build/plain && make -s fuzz-doc FUZZ_SECONDS=15) || rc=1
 
 total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
 total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)

@@ -218,3 +218,90 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 	}
 	return LF_OK;
 }
+
+/*
+ * The key's nearest existing folder: its own folder, or the closest
+ * folder above it that exists when the daemon is about to create it.
+ */
+static int backing_key_folder(const char *keyfile, char *out, size_t size)
+{
+	char *slash;
+	struct stat st;
+
+	if ((size_t)snprintf(out, size, "%s", keyfile) >= size)
+		return -1;
+	do {
+		slash = strrchr(out, '/');
+		if (!slash)
+			snprintf(out, size, ".");
+		else if (slash == out)
+			out[1] = '\0';
+		else
+			*slash = '\0';
+	} while (lstat(out, &st) < 0 && errno == ENOENT && strcmp(out, "/") &&
+		 strcmp(out, "."));
+	return 0;
+}
+
+enum lf_err backing_check_key(const char *keyfile, struct lf_why *why)
+{
+	char folder[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	enum lf_err e;
+
+	if (lstat(keyfile, &st) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return lf_fail(
+				why, LF_VERIFY,
+				"key file %s is not a regular file (or is a symbolic link)",
+				keyfile);
+		if (!owner_ok(&st))
+			return lf_fail(
+				why, LF_VERIFY,
+				"key file %s is owned by uid %u, not by root or this user",
+				keyfile, (unsigned)st.st_uid);
+		if (st.st_mode & (S_IWGRP | S_IWOTH))
+			return lf_fail(
+				why, LF_VERIFY,
+				"key file %s has mode %04o: group or others may write it",
+				keyfile, (unsigned)(st.st_mode & 07777));
+	} else if (errno != ENOENT) {
+		return lf_fail(why, LF_IO, "key file %s: %s", keyfile,
+			       strerror(errno));
+	}
+	if (backing_key_folder(keyfile, folder, sizeof(folder)) < 0)
+		return lf_fail(why, LF_IO, "key file %s: path too long",
+			       keyfile);
+	if (!realpath(folder, real))
+		return lf_fail(why, LF_IO, "key folder %s: %s", folder,
+			       strerror(errno));
+	if (lstat(real, &st) < 0)
+		return lf_fail(why, LF_IO, "key folder %s: %s", real,
+			       strerror(errno));
+	if (!owner_ok(&st))
+		return lf_fail(
+			why, LF_VERIFY,
+			"key folder %s is owned by uid %u, not by root or this user",
+			real, (unsigned)st.st_uid);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return lf_fail(
+			why, LF_VERIFY,
+			"key folder %s has mode %04o: group or others may write it",
+			real, (unsigned)(st.st_mode & 07777));
+	/*
+	 * A sticky key folder (a key straight in /tmp) is safe only as far
+	 * as the file: it is judged above; the folders above the key folder
+	 * by the backing folder's rules, as if the key folder were it.
+	 */
+	e = backing_check_ancestors(real, why);
+	if (e != LF_OK) {
+		/* Say it of the key, not of the backing folder. */
+		char msg[sizeof(why->msg)];
+
+		snprintf(msg, sizeof(msg), "%s", why->msg);
+		if (strncmp(msg, "above the backing folder: ", 26) == 0)
+			lf_fail(why, e, "above the key folder %s: %s", real,
+				msg + 26);
+	}
+	return e;
+}

@@ -18,4 +18,15 @@
 enum lf_err backing_check(const char *dir, const char *mountpoint,
 			  const char *keyfile, struct lf_why *why);
 
+/*
+ * The host key (DESIGN 7; ledgerfs(8), KEY) by the backing folder's
+ * rules: when the file exists it is a regular file, not a link, owned by
+ * root or this user, not writable by group or others; its folder (or,
+ * before the daemon makes it, the nearest existing folder above) is owned
+ * by root or this user and not writable by others unless sticky; every
+ * folder above that passes backing_check's ancestor rules.  LF_VERIFY
+ * with why saying which rule, LF_IO for what cannot be checked.
+ */
+enum lf_err backing_check_key(const char *keyfile, struct lf_why *why);
+
 #endif

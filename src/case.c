@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "case_fail.h"
 #include "doc.h"
 #include "request.h"
 
@@ -45,6 +46,8 @@ struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
 		c->lim.max_calls = CASE_MAX_CALLS_DEFAULT;
 	if (!c->lim.max_refused)
 		c->lim.max_refused = CASE_MAX_REFUSED_DEFAULT;
+	if (!c->lim.max_ledger)
+		c->lim.max_ledger = CASE_MAX_LEDGER_DEFAULT;
 	c->turn = 1;
 	strmap_init(&c->index);
 	c->mstate = mocks_state_new();
@@ -165,6 +168,13 @@ int case_write_meta(struct lf_case *c)
 out:
 	if (fd >= 0)
 		close(fd);
+	/* A full disk must not leave a half file behind (ledgerfs(8)). */
+	if (rc < 0 && fd >= 0) {
+		int err = errno;
+
+		unlinkat(dirfd, "case.json.tmp", 0);
+		errno = err;
+	}
 	if (dirfd != c->dirfd)
 		close(dirfd);
 	free(text);
@@ -247,13 +257,36 @@ enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 		case_set_str(&c->close_reason, "ledger append failed: %s",
 			     why ? why->msg : "");
 		/*
-		 * No row can say so: the ledger is broken.  case.json keeps
-		 * the state across a restart (best effort: the disk may be
-		 * what failed).
+		 * No row can say so: the ledger is broken.  The failed marker
+		 * keeps the state across a restart without needing free
+		 * space; case.json keeps the counters (best effort).
 		 */
+		case_mark_failed(c);
 		case_write_meta(c);
 	}
 	return e;
+}
+
+/*
+ * Under the case lock, after the ledger broke.  Best effort: when even
+ * the rename fails the disk has refused everything, and the case stays
+ * failed only while the daemon runs (ledgerfs(8), FAILURE).
+ */
+void case_mark_failed(struct lf_case *c)
+{
+	char path[160];
+	int dirfd = c->dirfd;
+
+	if (dirfd < 0) {
+		snprintf(path, sizeof(path), "cases/%s", c->name);
+		dirfd = openat(c->backing_fd, path,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dirfd < 0)
+			return;
+	}
+	case_fail_mark(dirfd, CASE_STR(c->close_reason));
+	if (dirfd != c->dirfd)
+		close(dirfd);
 }
 
 enum lf_err case_create(int backing_fd, const unsigned char *host_key,
@@ -261,9 +294,10 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 			struct lf_case **out, struct lf_why *why)
 {
 	struct lf_case *c = NULL;
-	char path[160];
 	json_t *row = NULL;
 	enum lf_err e;
+	int cases_fd = -1;
+	bool made = false;
 
 	if (!request_valid_id(name, strlen(name)))
 		return lf_fail(
@@ -273,18 +307,31 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	if (!c)
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	c->backing_fd = backing_fd;
-	snprintf(path, sizeof(path), "cases/%s", name);
-	if (mkdirat(backing_fd, path, 0700) < 0) {
+	cases_fd = openat(backing_fd, "cases",
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cases_fd < 0) {
+		e = lf_fail(why, LF_IO, "open cases/: %s", strerror(errno));
+		goto fail;
+	}
+	if (mkdirat(cases_fd, name, 0700) < 0) {
 		e = errno == EEXIST
 			    ? lf_fail(why, LF_EXISTS, "case %s exists", name)
-			    : lf_fail(why, LF_IO, "mkdir %s: %s", path,
+			    : lf_fail(why, LF_IO, "mkdir cases/%s: %s", name,
 				      strerror(errno));
 		goto fail;
 	}
-	c->dirfd = openat(backing_fd, path,
+	made = true;
+	/* The new name is durable once its parent, cases/, is flushed. */
+	c->dirfd = openat(cases_fd, name,
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (c->dirfd < 0 || fsync(backing_fd) < 0) {
-		e = lf_fail(why, LF_IO, "open %s: %s", path, strerror(errno));
+	if (c->dirfd < 0 || fsync(cases_fd) < 0) {
+		e = lf_fail(why, LF_IO, "open cases/%s: %s", name,
+			    strerror(errno));
+		goto fail;
+	}
+	if (case_fail_prepare(c->dirfd) < 0) {
+		e = lf_fail(why, LF_IO, "make the failed marker: %s",
+			    strerror(errno));
 		goto fail;
 	}
 	if (chain_random_hex(16, c->nonce) < 0) {
@@ -301,17 +348,23 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	if (e != LF_OK)
 		goto fail;
 	row = json_pack("{s:s}", "phase", "case_opened");
-	e = row ? case_append(c, row, NULL, NULL, why)
+	e = row ? ledger_append(c->ledger, row, NULL, NULL, why)
 		: lf_fail(why, LF_NOMEM, "out of memory");
 	json_decref(row);
 	if (e != LF_OK)
 		goto fail;
 	close(c->dirfd);
 	c->dirfd = -1;
+	close(cases_fd);
 	*out = c;
 	return LF_OK;
 fail:
 	case_free(c);
+	/* A creation that failed half way frees its name (ledgerfs(8)). */
+	if (made)
+		case_fail_unmake(cases_fd, name);
+	if (cases_fd >= 0)
+		close(cases_fd);
 	return e;
 }
 

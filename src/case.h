@@ -25,14 +25,22 @@ enum case_state {
 };
 
 struct case_limits {
-	size_t max_line;	   /* request line bytes (default 1 MiB) */
-	unsigned long max_calls;   /* per case; past it calls are blocked */
-	unsigned long max_refused; /* refused rows kept per case */
+	size_t max_line;	       /* request line bytes (default 1 MiB) */
+	unsigned long max_calls;       /* per case; past it calls are blocked */
+	unsigned long max_refused;     /* refused rows kept per case */
+	unsigned long long max_ledger; /* ledger bytes the target may cause */
 };
 
 #define CASE_MAX_CALLS_DEFAULT	 100000UL
 #define CASE_MAX_REFUSED_DEFAULT 64UL
 #define CASE_DOC_MAX		 (16u * 1024 * 1024)
+#define CASE_MAX_LEDGER_DEFAULT	 (1ULL << 30)
+
+/*
+ * The smallest --max-ledger for a line limit: the rows kept free for the
+ * end of a case (ledgerfs(8) LIMITS) and a few calls must fit.
+ */
+unsigned long long case_min_ledger(size_t max_line);
 
 /* The files of the target folder, for refusal rows and `error`. */
 enum case_input { CASE_IN_REQUEST, CASE_IN_RESULT, CASE_IN_REGISTER };
@@ -49,7 +57,11 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 /*
  * Load an existing case after a restart: case.json, then the ledger
  * (verified with the key, torn tail cut and recorded), replaying its rows
- * to rebuild state, call index, counters and scenario state.
+ * to rebuild state, call index, counters and scenario state.  A case that
+ * cannot be trusted (unreadable, its ledger not verifying, case.json not
+ * matching the hashes its rows bound) is still made, failed with the
+ * reason: LF_VERIFY with *out set and why.  *out is NULL only for a bad
+ * name or no memory.
  */
 enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		      const char *name, const struct case_limits *lim,
@@ -104,11 +116,19 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
 			struct lf_why *why);
 /*
  * Record a refusal decided outside the parsers (e.g. a line over the
- * limit seen by the view before it was complete).  Returns code.
+ * limit seen by the view before it was complete).  Returns code, or
+ * LF_CLOSED (and records nothing) when the case is closed or failed.
  */
 enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
 			const char *reason, const char *input,
 			size_t input_len);
+
+/*
+ * LF_CLOSED (the reason in `error`, no row) when the case is closed or
+ * failed, so a target's write is refused before its line is complete.
+ */
+enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
+			     struct lf_why *why);
 
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);

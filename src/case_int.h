@@ -54,6 +54,7 @@ struct lf_case {
 	unsigned long n_mode[3];
 	unsigned long n_pending, n_missing, n_complete;
 	unsigned long refused, refused_rows, over_limit;
+	bool ledger_full; /* a call did not fit under max_ledger: block all */
 	char *latest_reply;
 	enum lf_err error_code;
 	char *error;
@@ -68,6 +69,8 @@ struct lf_case {
 void case_set_str(char **field, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int case_write_meta(struct lf_case *c);
+/* Leave the durable failed marker (case_fail.h) for c->close_reason. */
+void case_mark_failed(struct lf_case *c);
 const char *case_call_key(void *ctx, uint32_t i);
 struct call_entry *case_find_call(struct lf_case *c, const char *id);
 /* A pending passed call gets its result row (off/len): complete or missing. */

@@ -1,8 +1,10 @@
 /*
- * case_load.c - a case after a restart: read case.json, then replay the
- * verified ledger to rebuild state, call index, counters and scenario
- * state.  Mock resolution is deterministic, so replaying the mocked calls
- * in order from a fresh state lands in the state the case had.
+ * case_load.c - a case after a restart (ledgerfs(8), RESTART): read
+ * case.json, check it against the hashes the ledger bound it to, then
+ * replay the verified ledger to rebuild state, call index, counters and
+ * scenario state.  Decision rows are replayed as facts: the mock rule and
+ * scenario state they recorded move the state, no pattern is matched
+ * again.  A case that cannot be trusted is loaded failed, never dropped.
  */
 #include "case_int.h"
 
@@ -16,10 +18,72 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "case_fail.h"
 #include "request.h"
 
-static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
-				  struct lf_why *doc_why,
+/* What the ledger's rows bound case.json's documents to. */
+struct load_ctx {
+	struct lf_case *c;
+	/* SHA-256 hex of case.json's policy, mocks, tools ("" when absent). */
+	char have[3][CHAIN_HEX_LEN + 1];
+	char *tampered; /* the first mismatch, once found */
+};
+
+static const char *const bound_docs[3] = {"policy", "mocks", "tools"};
+
+static void load_hash_docs(struct load_ctx *lc, const json_t *meta)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		const json_t *v = json_object_get(meta, bound_docs[i]);
+		char key[32];
+		const char *sha;
+
+		lc->have[i][0] = '\0';
+		if (json_is_string(v)) {
+			chain_sha256_hex(json_string_value(v),
+					 json_string_length(v), lc->have[i]);
+			continue;
+		}
+		/* A document case.json keeps by its hash only. */
+		snprintf(key, sizeof(key), "%s_sha256", bound_docs[i]);
+		sha = json_string_value(json_object_get(meta, key));
+		if (sha && strlen(sha) == CHAIN_HEX_LEN)
+			memcpy(lc->have[i], sha, CHAIN_HEX_LEN + 1);
+	}
+}
+
+/*
+ * A `registered` row binds the policy and the mocks (a missing
+ * mocks_sha256 means none), and the tools when it names them; a
+ * `case_opened` row binds whatever hashes it carries.
+ */
+static void load_check_bound(struct load_ctx *lc, const json_t *row,
+			     const char *phase)
+{
+	bool registered = strcmp(phase, "registered") == 0;
+	size_t i;
+
+	for (i = 0; i < 3 && !lc->tampered; i++) {
+		char key[32];
+		const char *want;
+
+		snprintf(key, sizeof(key), "%s_sha256", bound_docs[i]);
+		want = json_string_value(json_object_get(row, key));
+		if (!want && !(registered && i < 2))
+			continue;
+		if (strcmp(want ? want : "", lc->have[i]) == 0)
+			continue;
+		case_set_str(&lc->tampered,
+			     "case.json's %s does not match the %s of the %s "
+			     "row (changed outside the daemon)",
+			     bound_docs[i], want ? key : "absence", phase);
+	}
+}
+
+static enum lf_err case_read_meta(struct lf_case *c, struct load_ctx *lc,
+				  struct lf_why *why, struct lf_why *doc_why,
 				  unsigned long saved[2], char **failed)
 {
 	char buf[4096], *text = NULL;
@@ -68,6 +132,7 @@ static enum lf_err case_read_meta(struct lf_case *c, struct lf_why *why,
 		goto out;
 	}
 	snprintf(c->nonce, sizeof(c->nonce), "%s", nonce);
+	load_hash_docs(lc, meta);
 	saved[0] = refused > 0 ? (unsigned long)refused : 0;
 	saved[1] = over > 0 ? (unsigned long)over : 0;
 	*failed = fail_reason ? strdup(fail_reason) : NULL;
@@ -100,17 +165,15 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 		case_add_call(c, id, (uint32_t)c->ncalls + 1, mode, off, len);
 		return;
 	}
-	if (mode == LF_MODE_MOCK && CASE_POLICY(c)) {
-		struct policy_decision d;
-		struct mock_result mr;
-
-		policy_decide(CASE_POLICY(c), tool, &d);
-		if (mocks_resolve(CASE_MOCKS(c), c->mstate, c->name, tool,
-				  json_object_get(row, "args"), d.rule,
-				  policy_cassettes(CASE_POLICY(c)), &mr,
-				  &why) == LF_OK)
-			mocks_result_clear(&mr);
-	}
+	/* A fact, not a question: the rule the call was served by. */
+	if (mode == LF_MODE_MOCK &&
+	    json_is_integer(json_object_get(row, "mock_rule")))
+		mocks_state_replay(CASE_MOCKS(c), c->mstate, tool,
+				   (int)json_integer_value(
+					   json_object_get(row, "mock_rule")),
+				   json_string_value(json_object_get(
+					   row, "scenario_state")),
+				   &why);
 	case_add_call(
 		c, id,
 		(uint32_t)json_integer_value(json_object_get(row, "sequence")),
@@ -130,12 +193,16 @@ static void case_replay_result(struct lf_case *c, const json_t *row,
 static int case_replay_row(void *ctx, const json_t *row, long long off,
 			   size_t len)
 {
-	struct lf_case *c = ctx;
+	struct load_ctx *lc = ctx;
+	struct lf_case *c = lc->c;
 	const char *phase = json_string_value(json_object_get(row, "phase"));
 
 	if (!phase)
 		return 0;
-	if (strcmp(phase, "registered") == 0) {
+	if (strcmp(phase, "case_opened") == 0) {
+		load_check_bound(lc, row, phase);
+	} else if (strcmp(phase, "registered") == 0) {
+		load_check_bound(lc, row, phase);
 		c->state = CASE_REGISTERED;
 	} else if (strcmp(phase, "decision") == 0) {
 		case_replay_decision(c, row, off, len);
@@ -169,39 +236,58 @@ static int case_replay_row(void *ctx, const json_t *row, long long off,
 	return 0;
 }
 
+/* The case is failed for why (the first reason wins). */
+static void case_load_fail(struct lf_case *c, const char *fmt, const char *msg)
+{
+	if (c->state == CASE_FAILED)
+		return;
+	c->state = CASE_FAILED;
+	case_set_str(&c->close_reason, fmt, msg);
+}
+
 enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		      const char *name, const struct case_limits *lim,
 		      struct lf_case **out, struct lf_why *why)
 {
 	struct lf_case *c;
-	struct lf_why doc_why = {{0}};
+	struct lf_why doc_why = {{0}}, lwhy = {{0}};
+	struct load_ctx lc = {0};
 	unsigned long saved[2] = {0, 0};
-	char path[160], *failed = NULL;
-	enum lf_err e;
+	char path[160], *failed = NULL, *marked = NULL;
+	bool meta_ok = false;
+	enum lf_err e = LF_OK;
 
 	if (!request_valid_id(name, strlen(name)))
 		return lf_fail(why, LF_BAD_NAME, "bad case folder name");
 	c = case_alloc(name, lim);
 	if (!c)
 		return lf_fail(why, LF_NOMEM, "out of memory");
+	lc.c = c;
 	c->backing_fd = backing_fd;
 	snprintf(path, sizeof(path), "cases/%s", name);
 	c->dirfd = openat(backing_fd, path,
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c->dirfd < 0) {
-		e = lf_fail(why, LF_IO, "open %s: %s", path, strerror(errno));
-		goto fail;
+		snprintf(lwhy.msg, sizeof(lwhy.msg), "open %s: %s", path,
+			 strerror(errno));
+		goto load_failed;
 	}
-	e = case_read_meta(c, why, &doc_why, saved, &failed);
-	if (e != LF_OK)
-		goto fail;
+	/* A write cut short by a crash or a full disk (ledgerfs(8)). */
+	unlinkat(c->dirfd, "case.json.tmp", 0);
+	if (case_fail_read(c->dirfd, &marked) < 0) {
+		snprintf(lwhy.msg, sizeof(lwhy.msg), "failed marker: %s",
+			 strerror(errno));
+		goto load_failed;
+	}
+	if (case_read_meta(c, &lc, &lwhy, &doc_why, saved, &failed) != LF_OK)
+		goto load_failed;
+	meta_ok = true;
 	chain_case_token(host_key, c->name, c->nonce, c->token);
 	if (CASE_POLICY(c))
 		c->state = CASE_READY;
-	e = ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, false,
-			case_replay_row, c, &c->ledger, why);
-	if (e != LF_OK)
-		goto fail;
+	if (ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, false,
+			case_replay_row, &lc, &c->ledger, &lwhy) != LF_OK)
+		goto load_failed;
 	if (c->ncalls) {
 		struct call_entry *last = &c->calls[c->ncalls - 1];
 		json_t *row = ledger_read_row(c->ledger, last->dec_off,
@@ -219,22 +305,45 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		c->refused = saved[0];
 	if (saved[1] > c->over_limit)
 		c->over_limit = saved[1];
-	/* A case its ledger failed stays failed (DESIGN 4: its state). */
-	if (failed && c->state != CASE_CLOSED) {
-		c->state = CASE_FAILED;
-		case_set_str(&c->close_reason, "%s", failed);
+	if (c->state != CASE_CLOSED && (marked || failed)) {
+		/* A case its ledger failed stays failed (ledgerfs(8)). */
+		case_load_fail(c, "%s", marked ? marked : failed);
+	} else if (lc.tampered && c->state != CASE_CLOSED &&
+		   c->state != CASE_FAILED) {
+		case_load_fail(c, "at load: %s", lc.tampered);
+	} else if (c->state == CASE_REGISTERED && !CASE_POLICY(c)) {
+		case_load_fail(c, "policy no longer loads: %s",
+			       CASE_STR(c->policy_error));
 	}
+	goto done;
+load_failed:
+	/*
+	 * Not dropped: shown failed, with the rows that verify (ledgerfs(8),
+	 * FAILURE).  A ledger left half-replayed is discarded first.
+	 */
+	ledger_close(c->ledger);
+	c->ledger =
+		ledger_open_failed(c->dirfd, "ledger.jsonl", c->name, host_key);
+	if (!c->ledger) {
+		case_free(c);
+		free(failed);
+		free(marked);
+		free(lc.tampered);
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	if (!meta_ok)
+		memset(c->token, 0, sizeof(c->token));
+	c->state = CASE_OPENED;
+	case_load_fail(c, "at load: %s", lwhy.msg);
+	if (c->dirfd >= 0) {
+		close(c->dirfd);
+		c->dirfd = -1;
+	}
+	e = lf_fail(why, LF_VERIFY, "%s", lwhy.msg);
+done:
 	free(failed);
-	failed = NULL;
-	if (c->state == CASE_REGISTERED && !CASE_POLICY(c)) {
-		c->state = CASE_FAILED;
-		case_set_str(&c->close_reason, "policy no longer loads: %s",
-			     CASE_STR(c->policy_error));
-	}
+	free(marked);
+	free(lc.tampered);
 	*out = c;
-	return LF_OK;
-fail:
-	free(failed);
-	case_free(c);
 	return e;
 }

@@ -331,6 +331,12 @@ static enum lf_err chain_key_from_fd(int fd, const char *path, bool strict,
 	if (!S_ISREG(st.st_mode))
 		return lf_fail(why, LF_IO, "host key %s: not a regular file",
 			       path);
+	/* Checked on the open file too: the path may have changed since. */
+	if (strict && st.st_uid != 0 && st.st_uid != geteuid())
+		return lf_fail(
+			why, LF_IO,
+			"host key %s: owned by uid %u, not by root or this user",
+			path, (unsigned)st.st_uid);
 	if (strict && (st.st_mode & (S_IRWXG | S_IRWXO)))
 		return lf_fail(
 			why, LF_IO,

@@ -241,45 +241,108 @@ static int ledger_sync_parent(int dirfd, const char *path)
 	return rc;
 }
 
-/* Cut the torn tail, make the cut durable, and record it in a row. */
-static enum lf_err ledger_recover(struct ledger *l,
-				  const struct ledger_report *rep,
-				  ledger_row_cb cb, void *ctx,
-				  struct lf_why *why)
+/*
+ * Torn-tail repair is journaled (ledgerfs-ledger(5), REPAIR): the note's
+ * fields are written to PATH.repair and made durable before the cut, so
+ * a kill at any point leaves either the torn tail or the journal, and the
+ * next open finishes the repair with the same note.
+ */
+struct ledger_repair {
+	long long good_bytes, cut_bytes;
+	char cut_sha256[CHAIN_HEX_LEN + 1];
+};
+
+#define LEDGER_REPAIR_SUFFIX ".repair"
+
+static int ledger_repair_path(const char *path, char *out, size_t size)
 {
-	size_t cut = (size_t)(rep->file_bytes - rep->good_bytes);
-	char hex[CHAIN_HEX_LEN + 1], *buf;
+	int n = snprintf(out, size, "%s" LEDGER_REPAIR_SUFFIX, path);
+
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 when a well-formed journal was read, 0 when none (or a torn one). */
+static int ledger_repair_read(int dirfd, const char *jpath,
+			      struct ledger_repair *j)
+{
+	char buf[512];
+	json_t *v;
+	const char *hex = NULL;
+	json_int_t good = -1, cut = -1;
+	ssize_t n;
+	int fd, ok = 0;
+
+	fd = openat(dirfd, jpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	v = json_loads(buf, 0, NULL);
+	if (v &&
+	    json_unpack(v, "{s:I, s:I, s:s}", "good_bytes", &good, "cut_bytes",
+			&cut, "cut_sha256", &hex) == 0 &&
+	    good >= 0 && cut > 0 && strlen(hex) == CHAIN_HEX_LEN) {
+		j->good_bytes = good;
+		j->cut_bytes = cut;
+		memcpy(j->cut_sha256, hex, CHAIN_HEX_LEN + 1);
+		ok = 1;
+	}
+	json_decref(v);
+	return ok;
+}
+
+static int ledger_repair_write(int dirfd, const char *jpath,
+			       const struct ledger_repair *j)
+{
+	char buf[256];
+	int fd, n, rc = -1;
+
+	n = snprintf(buf, sizeof(buf),
+		     "{\"cut_bytes\":%lld,\"cut_sha256\":\"%s\","
+		     "\"good_bytes\":%lld}\n",
+		     j->cut_bytes, j->cut_sha256, j->good_bytes);
+	fd = openat(dirfd, jpath,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return -1;
+	if (ledger_write_all(fd, buf, (size_t)n) == 0 && fdatasync(fd) == 0 &&
+	    ledger_sync_parent(dirfd, jpath) == 0)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+/* The journal is done with: gone, and its going durable. */
+static int ledger_repair_remove(int dirfd, const char *jpath)
+{
+	if (unlinkat(dirfd, jpath, 0) < 0 && errno != ENOENT)
+		return -1;
+	return ledger_sync_parent(dirfd, jpath);
+}
+
+/* Append the journaled `recovered` row; the reader sees it too. */
+static enum lf_err ledger_repair_note(struct ledger *l,
+				      const struct ledger_repair *j,
+				      ledger_row_cb cb, void *ctx,
+				      struct lf_why *why)
+{
+	json_t *row;
 	long long off;
-	size_t got = 0, len;
-	json_t *row = NULL;
+	size_t len;
 	enum lf_err rc;
-	ssize_t r;
 	int cbrc;
 
-	buf = malloc(cut ? cut : 1);
-	if (!buf)
-		return lf_fail(why, LF_NOMEM, "out of memory");
-	while (got < cut) {
-		r = pread(l->fd, buf + got, cut - got,
-			  (off_t)(rep->good_bytes + (long long)got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(buf);
-			return lf_fail(why, LF_IO, "cannot read torn tail: %s",
-				       r < 0 ? strerror(errno) : "file shrank");
-		}
-		got += (size_t)r;
-	}
-	chain_sha256_hex(buf, cut, hex);
-	free(buf);
-	if (ftruncate(l->fd, (off_t)rep->good_bytes) < 0 ||
-	    fdatasync(l->fd) < 0)
-		return lf_fail(why, LF_IO, "cannot cut torn tail: %s",
-			       strerror(errno));
 	row = json_pack("{s:s, s:I, s:s, s:s}", "phase", "recovered",
-			"cut_bytes", (json_int_t)cut, "cut_sha256", hex,
-			"reason", "torn tail cut");
+			"cut_bytes", (json_int_t)j->cut_bytes, "cut_sha256",
+			j->cut_sha256, "reason", "torn tail cut");
 	if (!row)
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	rc = ledger_append(l, row, &off, &len, why);
@@ -296,15 +359,140 @@ static enum lf_err ledger_recover(struct ledger *l,
 	return rc;
 }
 
+/* Hash the torn tail: what the note will say was cut. */
+static enum lf_err ledger_hash_tail(struct ledger *l,
+				    const struct ledger_report *rep,
+				    struct ledger_repair *j, struct lf_why *why)
+{
+	size_t cut = (size_t)(rep->file_bytes - rep->good_bytes), got = 0;
+	char *buf;
+	ssize_t r;
+
+	buf = malloc(cut ? cut : 1);
+	if (!buf)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	while (got < cut) {
+		r = pread(l->fd, buf + got, cut - got,
+			  (off_t)(rep->good_bytes + (long long)got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(buf);
+			return lf_fail(why, LF_IO, "cannot read torn tail: %s",
+				       r < 0 ? strerror(errno) : "file shrank");
+		}
+		got += (size_t)r;
+	}
+	chain_sha256_hex(buf, cut, j->cut_sha256);
+	free(buf);
+	j->good_bytes = rep->good_bytes;
+	j->cut_bytes = (long long)cut;
+	return LF_OK;
+}
+
+/*
+ * Cut the torn tail and record it.  When a journal already names this
+ * cut point, the repair was under way when the daemon died: the torn
+ * bytes are the tail it had hashed (or the start of its own note), and
+ * the journal's note is the one written.
+ */
+static enum lf_err ledger_recover(struct ledger *l, int dirfd,
+				  const char *jpath,
+				  const struct ledger_report *rep,
+				  const struct ledger_repair *journal,
+				  ledger_row_cb cb, void *ctx,
+				  struct lf_why *why)
+{
+	struct ledger_repair j;
+	enum lf_err rc;
+
+	if (journal && journal->good_bytes == rep->good_bytes) {
+		j = *journal;
+	} else {
+		rc = ledger_hash_tail(l, rep, &j, why);
+		if (rc != LF_OK)
+			return rc;
+		if (ledger_repair_write(dirfd, jpath, &j) < 0)
+			return lf_fail(
+				why, LF_IO,
+				"cannot journal the torn-tail repair: %s",
+				strerror(errno));
+	}
+	if (ftruncate(l->fd, (off_t)rep->good_bytes) < 0 ||
+	    fdatasync(l->fd) < 0)
+		return lf_fail(why, LF_IO, "cannot cut torn tail: %s",
+			       strerror(errno));
+	rc = ledger_repair_note(l, &j, cb, ctx, why);
+	if (rc == LF_OK && ledger_repair_remove(dirfd, jpath) < 0)
+		rc = lf_fail(why, LF_IO, "cannot remove the repair journal: %s",
+			     strerror(errno));
+	return rc;
+}
+
+/*
+ * A whole ledger with a journal left over: the daemon died after the cut.
+ * Ending exactly at the cut point, the note is missing: append it.  With
+ * the note already there (or the journal stale), only the journal goes.
+ */
+static enum lf_err ledger_repair_finish(struct ledger *l, int dirfd,
+					const char *jpath,
+					const struct ledger_repair *j,
+					ledger_row_cb cb, void *ctx,
+					struct lf_why *why)
+{
+	enum lf_err rc = LF_OK;
+
+	if (l->size == j->good_bytes)
+		rc = ledger_repair_note(l, j, cb, ctx, why);
+	if (rc == LF_OK && ledger_repair_remove(dirfd, jpath) < 0)
+		rc = lf_fail(why, LF_IO, "cannot remove the repair journal: %s",
+			     strerror(errno));
+	return rc;
+}
+
+struct ledger *ledger_open_failed(int dirfd, const char *path,
+				  const char *case_id,
+				  const unsigned char host_key[CHAIN_KEY_BYTES])
+{
+	struct ledger_report rep;
+	struct lf_why ignored;
+	struct ledger *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->case_id = strdup(case_id);
+	if (!l->case_id) {
+		free(l);
+		return NULL;
+	}
+	l->broken = true;
+	memset(l->head.head, '0', CHAIN_HEX_LEN);
+	l->fd = dirfd < 0 ? -1
+			  : openat(dirfd, path,
+				   O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (l->fd >= 0) {
+		chain_init();
+		if (ledger_verify_fd(l->fd, case_id, host_key, NULL, NULL, &rep,
+				     &ignored) != LF_NOMEM) {
+			l->head = rep.head;
+			l->size = rep.good_bytes;
+		}
+	}
+	return l;
+}
+
 enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
 			bool create, ledger_row_cb cb, void *ctx,
 			struct ledger **out, struct lf_why *why)
 {
 	struct ledger_report rep;
+	struct ledger_repair journal;
 	struct ledger *l;
 	struct stat st;
 	enum lf_err rc;
+	char jpath[PATH_MAX];
+	int journaled;
 	int flags = O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
 
 	*out = NULL;
@@ -352,11 +540,20 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			     path);
 		goto fail;
 	}
+	if (ledger_repair_path(path, jpath, sizeof(jpath)) < 0) {
+		rc = lf_fail(why, LF_IO, "ledger path %s is too long", path);
+		goto fail;
+	}
+	journaled = ledger_repair_read(dirfd, jpath, &journal);
 	rc = ledger_verify_fd(l->fd, case_id, host_key, cb, ctx, &rep, why);
 	l->head = rep.head;
 	l->size = rep.good_bytes;
 	if (rc == LF_VERIFY && rep.torn)
-		rc = ledger_recover(l, &rep, cb, ctx, why);
+		rc = ledger_recover(l, dirfd, jpath, &rep,
+				    journaled ? &journal : NULL, cb, ctx, why);
+	else if (rc == LF_OK && journaled)
+		rc = ledger_repair_finish(l, dirfd, jpath, &journal, cb, ctx,
+					  why);
 	if (rc != LF_OK)
 		goto fail;
 	*out = l;

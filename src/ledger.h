@@ -57,12 +57,23 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
  * (O_EXCL; the folder is fsync'd).  Otherwise the ledger is verified
  * with the key (cb sees every good row); a torn tail is cut (ftruncate +
  * fdatasync) and a `recovered` row recording the bytes cut and their
- * SHA-256 is appended; any other fault is LF_VERIFY and nothing changes.
+ * SHA-256 is appended, the repair journaled in path.repair first so a
+ * kill at any point is finished by the next open; any other fault is
+ * LF_VERIFY and nothing changes.
  */
 enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
 			bool create, ledger_row_cb cb, void *ctx,
 			struct ledger **out, struct lf_why *why);
+
+/*
+ * For a case loaded as failed: a ledger that refuses every append and
+ * serves only the prefix of dirfd/path that verifies (nothing when the
+ * file cannot be opened).  NULL only when out of memory.
+ */
+struct ledger *
+ledger_open_failed(int dirfd, const char *path, const char *case_id,
+		   const unsigned char host_key[CHAIN_KEY_BYTES]);
 
 /*
  * Append row (borrowed; this sets case_id, row, time, prev and mac on it)

@@ -9,7 +9,6 @@
 #include "mocks.h"
 
 #include <ctype.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +69,7 @@ static enum lf_err load_cond(struct mcond *c, const char *key, const json_t *v,
 	const json_t *x = NULL;
 	char *keys;
 	size_t i;
-	int rc;
+	enum lf_err rc;
 
 	c->key = key;
 	c->op = OP_EQ;
@@ -148,21 +147,17 @@ static enum lf_err load_cond(struct mcond *c, const char *key, const json_t *v,
 				       at, key);
 		break;
 	case OP_REGEX: {
+		/* Python re, bounded: ledgerfs-policy(5) PATTERNS. */
 		char *re = pyval_str(x);
+		struct lf_why pwhy;
 
 		if (!re)
 			return lf_fail(why, LF_NOMEM, "out of memory");
-		rc = regcomp(&c->re, re, REG_EXTENDED | REG_NOSUB);
+		rc = pattern_compile(re, strlen(re), &c->re, &pwhy);
 		free(re);
-		if (rc) {
-			char msg[128];
-
-			regerror(rc, &c->re, msg, sizeof(msg));
-			return lf_fail(why, LF_EINVAL_DOC,
-				       "%s.when.%.60s.regex: invalid regex: %s",
-				       at, key, msg);
-		}
-		c->has_re = true;
+		if (rc)
+			return lf_fail(why, rc, "%s.when.%.60s.regex: %s", at,
+				       key, pwhy.msg);
 		break;
 	}
 	default:
@@ -442,6 +437,23 @@ static enum lf_err load_rule(struct mrule *r, const json_t *obj,
 	return rc;
 }
 
+/* All patterns of one document together: ledgerfs-policy(5) PATTERNS. */
+static enum lf_err bound_patterns(const struct mrule *r, size_t *total,
+				  const char *at, struct lf_why *why)
+{
+	size_t j;
+
+	for (j = 0; j < r->nconds; j++)
+		if (r->conds[j].re)
+			*total += pattern_size(r->conds[j].re);
+	if (*total > PATTERN_MAX_DOC)
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "%s: the document's patterns compile to more "
+			       "than the bound of %u bytes",
+			       at, PATTERN_MAX_DOC);
+	return LF_OK;
+}
+
 /* Case-bound rules first, then more `when` keys, then file order. */
 static int rule_cmp(const void *a, const void *b)
 {
@@ -465,7 +477,7 @@ enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 	const char *k;
 	char at[40];
 	enum lf_err rc;
-	size_t i;
+	size_t i, compiled = 0;
 
 	*out = NULL;
 	if (json_is_null(doc))
@@ -531,6 +543,9 @@ enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 		rc = load_rule(&m->rules[i], e, m->cassettes, at, why);
 		if (rc)
 			goto fail;
+		rc = bound_patterns(&m->rules[i], &compiled, at, why);
+		if (rc)
+			goto fail;
 	}
 	qsort(m->order, m->n, sizeof(*m->order), rule_cmp);
 	m->doc = doc ? json_incref(doc) : json_object();
@@ -551,8 +566,7 @@ void mocks_free(struct mocks *m)
 		struct mrule *r = &m->rules[i];
 
 		for (j = 0; j < r->nconds; j++) {
-			if (r->conds[j].has_re)
-				regfree(&r->conds[j].re);
+			pattern_free(r->conds[j].re);
 			free(r->conds[j].opname);
 		}
 		free(r->conds);

@@ -8,8 +8,9 @@
 #define LF_MOCKS_IMPL_H
 
 #include <jansson.h>
-#include <regex.h>
 #include <stdbool.h>
+
+#include "pattern.h"
 
 enum mocks_op {
 	OP_EQ,
@@ -35,8 +36,7 @@ struct mcond {
 	enum mocks_op op;
 	char *opname;
 	const json_t *operand;
-	bool has_re;
-	regex_t re;
+	struct pattern *re; /* OP_REGEX */
 };
 
 enum mbackend { BK_INLINE, BK_SCENARIO, BK_REPLAY };

@@ -98,10 +98,16 @@ static bool py_number(const json_t *v, double *d)
 	return true;
 }
 
-/* 1 fits, 0 does not, -1 an error ASSERT answers with HTTP 400 (why). */
-static int cond_fits(const struct mcond *c, const json_t *args,
+/*
+ * 1 fits, 0 does not, -1 an error ASSERT answers with HTTP 400 (why),
+ * -2 a pattern ran out of its budget (why says where).
+ */
+static int cond_fits(const struct mrule *r, const struct mcond *c,
+		     const json_t *args, struct pattern_budget *b,
 		     struct lf_why *why)
 {
+	struct lf_why pwhy;
+	bool found;
 	const json_t *a = json_object_get(args, c->key), *e;
 	double x, y;
 	char *ra, *rb;
@@ -180,18 +186,29 @@ static int cond_fits(const struct mcond *c, const json_t *args,
 		}
 		return 0;
 	case OP_REGEX:
-		return json_is_string(a) &&
-		       !regexec(&c->re, json_string_value(a), 0, NULL, 0);
+		if (!json_is_string(a))
+			return 0;
+		if (pattern_search(c->re, json_string_value(a),
+				   json_string_length(a), b, &found, &pwhy)) {
+			lf_fail(why, LF_PATTERN_LIMIT,
+				"pattern_limit: mocks[%d].when.%.60s.regex: %s",
+				r->index, c->key, pwhy.msg);
+			return -2;
+		}
+		return found;
 	case OP_ABSENT:
 		break;
 	}
 	return 0;
 }
 
-/* 1 the rule serves the call, 0 it does not, -1 an error (why). */
-static int rule_fits(const struct mrule *r, const struct mocks_state *st,
-		     const char *case_id, const char *tool, const json_t *args,
-		     struct lf_why *why)
+/*
+ * Does the call fit r's tool, case and `when`?  What reads only the call,
+ * not the scenario state: 1, 0, or as cond_fits -1 / -2 with why.
+ */
+static int args_fit(const struct mrule *r, const char *case_id,
+		    const char *tool, const json_t *args,
+		    struct pattern_budget *b, struct lf_why *why)
 {
 	size_t i;
 	int f;
@@ -202,14 +219,76 @@ static int rule_fits(const struct mrule *r, const struct mocks_state *st,
 	    !policy_match_tool(r->case_id, case_id ? case_id : ""))
 		return 0;
 	for (i = 0; i < r->nconds; i++) {
-		f = cond_fits(&r->conds[i], args, why);
+		f = cond_fits(r, &r->conds[i], args, b, why);
 		if (f <= 0)
 			return f;
 	}
-	if (r->backend == BK_SCENARIO && r->when_state &&
-	    strcmp(state_of(st, r->scenario), r->when_state))
-		return 0;
 	return 1;
+}
+
+static bool waits_for_state(const struct mrule *r)
+{
+	return r->backend == BK_SCENARIO && r->when_state;
+}
+
+static bool state_fits(const struct mrule *r, const struct mocks_state *st)
+{
+	return !waits_for_state(r) ||
+	       !strcmp(state_of(st, r->scenario), r->when_state);
+}
+
+/*
+ * Per rule in trying order: 1 fits the call, 0 does not or not tried, 2
+ * the rule's `when` is an error (ASSERT's HTTP 400), with its text.
+ */
+struct mocks_fit {
+	size_t n;
+	char error[sizeof(((struct lf_why *)0)->msg)];
+	unsigned char fits[];
+};
+
+enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
+		      const char *tool, const json_t *args,
+		      struct pattern_budget *b, struct mocks_fit **out,
+		      struct lf_why *why)
+{
+	struct mocks_fit *f;
+	struct lf_why ferr;
+	size_t i, n = lib ? lib->n : 0;
+	int fit;
+
+	*out = NULL;
+	f = calloc(1, sizeof(*f) + n + 1);
+	if (!f)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	f->n = n;
+	for (i = 0; tool && i < n; i++) {
+		fit = args_fit(lib->order[i], case_id, tool, args, b, &ferr);
+		if (fit == -2) {
+			*why = ferr;
+			free(f);
+			return LF_PATTERN_LIMIT;
+		}
+		if (fit == -1) {
+			/* ASSERT raises when it reaches this rule: no later
+			 * rule is tried, an earlier one may still serve. */
+			f->fits[i] = 2;
+			memcpy(f->error, ferr.msg, sizeof(f->error));
+			break;
+		}
+		f->fits[i] = (unsigned char)fit;
+		/* A fitting rule with no state to wait for ends the search,
+		 * as it ends ASSERT's: no later rule's pattern runs. */
+		if (fit && !waits_for_state(lib->order[i]))
+			break;
+	}
+	*out = f;
+	return LF_OK;
+}
+
+void mocks_fit_free(struct mocks_fit *f)
+{
+	free(f);
 }
 
 /* ---- resolve ------------------------------------------------------- */
@@ -478,17 +557,18 @@ static enum lf_err policy_payload(const char *tool, const json_t *rule,
 	return out->returned ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
 }
 
-enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
-			  const char *case_id, const char *tool,
-			  const json_t *args, const json_t *policy_rule,
-			  const json_t *policy_cassettes,
-			  struct mock_result *out, struct lf_why *why)
+enum lf_err mocks_resolve_fit(const struct mocks *lib, struct mocks_state *st,
+			      const char *case_id, const char *tool,
+			      const json_t *args, const json_t *policy_rule,
+			      const json_t *policy_cassettes,
+			      const struct mocks_fit *fit,
+			      struct mock_result *out, struct lf_why *why)
 {
-	size_t i;
-	int f;
-
 	struct mocks_state *scratch = NULL;
+	struct mocks_fit *own = NULL;
+	struct pattern_budget b;
 	enum lf_err e;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	why->msg[0] = '\0';
@@ -496,23 +576,75 @@ enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
 	out->step = -1;
 	if (!tool)
 		return lf_fail(why, LF_EINVAL_JSON, "no tool name");
-	for (i = 0; lib && i < lib->n; i++) {
-		f = rule_fits(lib->order[i], st, case_id, tool, args, why);
-		if (f < 0)
-			return LF_EINVAL_JSON;
-		if (!f)
+	if (!fit) {
+		pattern_budget_init(&b, PATTERN_CALL_MS);
+		e = mocks_fit(lib, case_id, tool, args, &b, &own, why);
+		if (e != LF_OK)
+			return e;
+		fit = own;
+	}
+	for (i = 0; lib && i < lib->n && i < fit->n; i++) {
+		if (fit->fits[i] == 2) {
+			e = lf_fail(why, LF_EINVAL_JSON, "%s", fit->error);
+			goto out;
+		}
+		if (!fit->fits[i] || !state_fits(lib->order[i], st))
 			continue;
 		/* No state given (a dry run): a fresh one, then dropped. */
-		if (!st && !(st = scratch = mocks_state_new()))
-			return lf_fail(why, LF_NOMEM, "out of memory");
+		if (!st && !(st = scratch = mocks_state_new())) {
+			e = lf_fail(why, LF_NOMEM, "out of memory");
+			goto out;
+		}
 		e = serve_rule(lib, lib->order[i], st, tool, out, why);
 		if (scratch) {
 			out->scenario_state = NULL;
 			mocks_state_free(scratch);
 		}
-		return e;
+		goto out;
 	}
-	return policy_payload(tool, policy_rule, policy_cassettes, out, why);
+	e = policy_payload(tool, policy_rule, policy_cassettes, out, why);
+out:
+	mocks_fit_free(own);
+	return e;
+}
+
+enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
+			  const char *case_id, const char *tool,
+			  const json_t *args, const json_t *policy_rule,
+			  const json_t *policy_cassettes,
+			  struct mock_result *out, struct lf_why *why)
+{
+	return mocks_resolve_fit(lib, st, case_id, tool, args, policy_rule,
+				 policy_cassettes, NULL, out, why);
+}
+
+enum lf_err mocks_state_replay(const struct mocks *lib, struct mocks_state *st,
+			       const char *tool, int rule,
+			       const char *state_after, struct lf_why *why)
+{
+	const struct mrule *r;
+	json_int_t cur;
+	char *key;
+
+	if (!lib || !st || !tool || rule < 0 || (size_t)rule >= lib->n)
+		return LF_OK;
+	r = &lib->rules[rule];
+	if (r->backend != BK_SCENARIO)
+		return LF_OK;
+	key = cursor_key(r, tool);
+	if (!key)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	cur = json_integer_value(json_object_get(st->cursors, key));
+	if (json_object_set_new(st->cursors, key,
+				json_integer(cur < INT_MAX ? cur + 1 : cur))) {
+		free(key);
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	free(key);
+	if (state_after && json_object_set_new(st->states, r->scenario,
+					       json_string(state_after)))
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	return LF_OK;
 }
 
 void mocks_result_clear(struct mock_result *r)

@@ -104,11 +104,14 @@ static enum lf_err registry_load_all(struct registry *r,
 		struct lf_case *c;
 		struct lf_why cwhy;
 
+		c = NULL;
 		if (case_load(r->backing_fd, r->key, names[i], &r->lim, &c,
 			      &cwhy) != LF_OK) {
 			if (warn)
 				warn(names[i], cwhy.msg);
-			continue;
+			/* Loaded failed is still listed (ledgerfs(8)). */
+			if (!c)
+				continue;
 		}
 		if (registry_add(r, c)) {
 			case_free(c);

@@ -62,7 +62,7 @@ TestSuite(case_rules, .init = setup, .fini = teardown);
 
 static struct case_limits lim(unsigned long calls, unsigned long refused)
 {
-	struct case_limits l = {0, calls, refused};
+	struct case_limits l = {0, calls, refused, 0};
 	return l;
 }
 
@@ -504,19 +504,29 @@ Test(case_rules, restart_keeps_a_case_failed_by_its_ledger_failed)
 	case_free(c);
 }
 
-/* Only the ledger's own failure stops refusal rows, not a fail reason
- * that happens to begin with "ledger". */
-Test(case_rules, host_fail_reason_never_stops_refusal_rows)
+/* ledgerfs(8) LIFECYCLE: after case_closed no row, only the reason. */
+Test(case_rules, closed_case_appends_no_row_after_case_closed)
 {
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	struct lf_why why;
 	unsigned long long before;
+	enum lf_err code;
+	char *err;
 
 	cr_assert_eq(case_command(c, "fail ledger mismatch", 20, &why), LF_OK);
 	before = rows(c);
 	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL),
 		     LF_CLOSED);
-	cr_expect_eq(rows(c), before + 1, "the EPIPE refusal is recorded");
+	cr_assert_eq(result(c, "{\"call_id\":\"q\",\"returned\":1}"),
+		     LF_CLOSED);
+	cr_assert_eq(
+		case_refuse(c, CASE_IN_REQUEST, LF_TOO_BIG, "too long", "x", 1),
+		LF_CLOSED);
+	cr_expect_eq(rows(c), before, "no row after case_closed");
+	err = case_error_text(c, &code);
+	cr_expect_eq(code, LF_CLOSED);
+	cr_expect_str_eq(err, "request: case C is failed");
+	free(err);
 	case_free(c);
 }
 

@@ -1,0 +1,98 @@
+#!/bin/sh
+# key_hygiene.sh - the daemon refuses to start with a host key that
+# someone else could have planted or could replace (ledgerfs(8), KEY):
+# the key file and its folders pass the backing folder's ownership and
+# mode rules.  One row per rule: key tree -> start or refuse, and why.
+set -u
+bin=${top_builddir:-.}/ledgerfs
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+work=$(mktemp -d /tmp/lf-key.XXXXXX)
+chmod 0755 "$work"
+mnt=$work/mnt
+mkdir "$mnt" "$work/p"
+chmod 0755 "$work/p"
+cleanup() {
+	mountpoint -q "$mnt" 2>/dev/null && { fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt"; }
+	rm -rf "$work"
+}
+trap cleanup EXIT
+pass=0 fail=0
+k=$work/kp
+
+# A key the daemon made itself, to copy into place.
+mkkey() { # PATH [MODE]
+	head -c 32 /dev/urandom >"$1" && chmod "${2:-0600}" "$1"
+}
+
+# row NAME SETUP KEY EXPECT(start|refuse) REASON-SUBSTRING
+row() {
+	rm -rf "$k" "$work/p/back"
+	mkdir -m 0755 "$k"
+	eval "$2"
+	out=$(timeout 10 "$bin" --backing="$work/p/back" --key="$3" "$mnt" 2>&1)
+	rc=$?
+	if mountpoint -q "$mnt"; then
+		got=start
+		fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt"
+	else
+		got=refuse
+	fi
+	if [ "$got" = "$4" ] && { [ -z "$5" ] || printf '%s' "$out" | grep -qF -- "$5"; }; then
+		echo "ok - $1"; pass=$((pass + 1))
+	else
+		echo "not ok - $1: wanted $4 '$5', got $got (rc $rc): $out"; fail=$((fail + 1))
+	fi
+}
+
+row key_made_by_the_daemon_in_root_owned_folders_starts \
+	':' "$k/new/host.key" start ''
+row key_owned_by_root_in_a_0700_folder_starts \
+	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"' "$k/d/host.key" start ''
+row key_owned_by_another_user_is_refused \
+	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"; chown 1000 "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'owned by uid 1000'
+row key_writable_by_group_is_refused \
+	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key" 0620' "$k/d/host.key" refuse 'group or others may write it'
+row key_that_is_a_symbolic_link_is_refused \
+	'mkdir -m 0700 "$k/d"; mkkey "$k/d/real.key"; ln -s real.key "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'not a regular file'
+row key_folder_owned_by_another_user_is_refused \
+	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"; chown 1000 "$k/d"' \
+	"$k/d/host.key" refuse 'key folder'
+row key_folder_writable_by_others_is_refused \
+	'mkdir -m 0777 "$k/d"; chmod 0777 "$k/d"; mkkey "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'group or others may write it'
+row key_folder_writable_by_group_is_refused \
+	'mkdir -m 0770 "$k/d"; chmod 0770 "$k/d"; mkkey "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'group or others may write it'
+row key_of_another_user_in_a_world_writable_folder_is_refused \
+	'mkdir "$k/d"; chmod 1777 "$k/d"; mkkey "$k/d/host.key"; chown 1000 "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'owned by uid 1000'
+row root_key_in_a_sticky_world_writable_folder_starts \
+	'mkdir "$k/d"; chmod 1777 "$k/d"; mkkey "$k/d/host.key"' "$k/d/host.key" start ''
+row world_writable_folder_above_the_key_is_refused \
+	'chmod 0777 "$k"; mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'above the key folder'
+row folder_above_the_key_owned_by_another_user_is_refused \
+	'chown 1000 "$k"; mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'owned by uid 1000'
+row acl_granting_write_above_the_key_is_refused \
+	'setfacl -m u:1000:rwx "$k"; mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"' \
+	"$k/d/host.key" refuse 'ACL grants write to uid 1000'
+row sticky_folder_above_with_a_root_owned_key_folder_starts \
+	'chmod 1777 "$k"; mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"' "$k/d/host.key" start ''
+row sticky_folder_above_with_a_foreign_key_folder_is_refused \
+	'chmod 1777 "$k"; mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"; chown 1000 "$k/d"' \
+	"$k/d/host.key" refuse 'owned by uid 1000'
+row key_to_be_made_under_a_world_writable_folder_is_refused \
+	'chmod 0777 "$k"' "$k/new/host.key" refuse 'group or others may write it'
+
+# Nothing was made for a refused key.
+if [ -e "$k/new" ]; then
+	echo "not ok - refused_key_folder_is_not_created"; fail=$((fail + 1))
+else
+	echo "ok - refused_key_folder_is_not_created"; pass=$((pass + 1))
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
