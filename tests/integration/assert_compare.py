@@ -178,7 +178,10 @@ def main():
             compared += 1
             diff = compare(expected, got)
             if diff is None:
-                counts["equal"] += 1
+                what = (expected["decision"]["mode"] + "/" +
+                        str(expected["decision"].get("mock_source"))
+                        if "decision" in expected else "http_400_error")
+                counts["equal:" + what] += 1
                 continue
             kind, text = diff
             if kind.startswith("known:"):

@@ -161,6 +161,18 @@ def call_args(r):
     return args
 
 
+# Unquote what PyYAML quoted, so both sides read YAML 1.1 plain scalars.
+PLAIN = ["'yes'", "'no'", "'on'", "'off'", "'1e3'", "'12:30'", "'0x1F'",
+         "'010'", "'1_000'", "'True'", "'2026-07-28'"]
+
+
+def unquote(r, text):
+    for q in PLAIN:
+        if r.random() < 0.5:
+            text = text.replace(q, q[1:-1])
+    return text
+
+
 def generate(seed, n_cases, calls_per_case):
     r = random.Random(seed)
     cases = []
@@ -176,10 +188,11 @@ def generate(seed, n_cases, calls_per_case):
                           "args": call_args(r)})
         cases.append({
             "name": f"D{i}",
-            "policy": yaml.safe_dump(policy(r, cassette_names),
-                                     allow_unicode=True, sort_keys=False),
-            "mocks": yaml.safe_dump(mocks, allow_unicode=True,
-                                    sort_keys=False),
+            "policy": unquote(r, yaml.safe_dump(policy(r, cassette_names),
+                                                allow_unicode=True,
+                                                sort_keys=False)),
+            "mocks": unquote(r, yaml.safe_dump(mocks, allow_unicode=True,
+                                               sort_keys=False)),
             "cassettes": cassettes,
             "calls": calls,
         })
