@@ -117,8 +117,13 @@ static char *ctl_prepare_doc(const char *file, const char *dir, int is_mocks)
 	if (inl && (is_mocks ? mocks_load(inl, &m, &why)
 			     : policy_load(inl, &p, &why)) == LF_OK)
 		text = json_dumps(inl, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
+	if (!text) {
+		char where[4200];
+
+		/* FILE:LINE: the reason names the rule and key. */
+		cassette_where(file, why.msg, where, sizeof(where));
+		fprintf(stderr, "ledgerctl: %s: %s\n", where, why.msg);
+	}
 	policy_free(p);
 	mocks_free(m);
 	json_decref(inl);

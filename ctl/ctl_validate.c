@@ -42,7 +42,7 @@ static json_t *load(const char *path, const char *dir)
 int ctl_validate_main(int argc, char **argv)
 {
 	const char *ppath, *mpath;
-	char *pdir = NULL;
+	char *pdir = NULL, where[4200];
 	struct lf_why why = {{0}};
 	struct policy *pol = NULL;
 	struct mocks *lib = NULL;
@@ -64,7 +64,8 @@ int ctl_validate_main(int argc, char **argv)
 	if (!pdoc)
 		goto out;
 	if (policy_load(pdoc, &pol, &why)) {
-		fprintf(stderr, "%s: %s\n", ppath, why.msg);
+		cassette_where(ppath, why.msg, where, sizeof(where));
+		fprintf(stderr, "%s: %s\n", where, why.msg);
 		goto out;
 	}
 	if (mpath) {
@@ -72,7 +73,8 @@ int ctl_validate_main(int argc, char **argv)
 		if (!mdoc)
 			goto out;
 		if (mocks_load(mdoc, &lib, &why)) {
-			fprintf(stderr, "%s: %s\n", mpath, why.msg);
+			cassette_where(mpath, why.msg, where, sizeof(where));
+			fprintf(stderr, "%s: %s\n", where, why.msg);
 			goto out;
 		}
 	}

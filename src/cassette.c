@@ -289,3 +289,36 @@ char *cassette_policy_dir(const char *given, const char *mocks_path)
 	json_decref(m);
 	return d;
 }
+
+void cassette_where(const char *file, const char *reason, char *out, size_t n)
+{
+	char path[256], key[128];
+	const char *q;
+	size_t len = strcspn(reason, ": "), line = 0;
+	char *text = NULL;
+	FILE *f;
+
+	snprintf(out, n, "%s", file);
+	if (!strncmp(reason, "line ", 5) || len >= sizeof(path) || !len)
+		return;
+	snprintf(path, sizeof(path), "%.*s", (int)len, reason);
+	/* "X: unknown key 'K'" names K inside X. */
+	q = strstr(reason, "unknown key '");
+	if (q && sscanf(q, "unknown key '%127[^']'", key) == 1 &&
+	    strlen(path) + strlen(key) + 2 < sizeof(path)) {
+		strcat(path, ".");
+		strcat(path, key);
+	}
+	f = fopen(file, "re");
+	if (f) {
+		text = malloc(DOC_MAX_BYTES + 1);
+		if (text) {
+			len = fread(text, 1, DOC_MAX_BYTES, f);
+			line = doc_locate(text, len, path);
+		}
+		fclose(f);
+	}
+	free(text);
+	if (line)
+		snprintf(out, n, "%s:%zu", file, line);
+}

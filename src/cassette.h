@@ -39,6 +39,12 @@ char *cassette_dir_of(const json_t *doc, const char *doc_path);
 char *cassette_policy_dir(const char *given, const char *mocks_path);
 
 /*
+ * "FILE:LINE" for a loader's reason about file (whose path, such as
+ * mocks[2].when.amount, names the key), or "FILE" when no line is found.
+ */
+void cassette_where(const char *file, const char *reason, char *out, size_t n);
+
+/*
  * Read a policy or mocks file (YAML or JSON) and cassette_inline it with
  * dir.  New reference, or NULL with why.
  */

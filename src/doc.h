@@ -37,6 +37,13 @@ json_t *doc_parse(const char *text, size_t len, struct lf_why *why);
  */
 json_t *doc_load_fd(int fd, struct lf_why *why);
 
+/*
+ * The line (from 1) where the node at path ("mocks[2].when.amount", a
+ * key's own line for a key) starts in YAML or JSON text, or 0 when there
+ * is none: the loaders' reasons name a path, the reader wants a line.
+ */
+size_t doc_locate(const char *text, size_t len, const char *path);
+
 /* Open path and doc_load_fd it.  New reference, or NULL with why. */
 json_t *doc_load_file(const char *path, struct lf_why *why);
 

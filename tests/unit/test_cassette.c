@@ -237,7 +237,7 @@ Test(validate, valid_documents_report_ok_and_uncovered_rules,
 		"/policy/with_file.policy.yaml: interactions[7] 'reset_password' (mode mock): no mock rule covers every call; the others get the placeholder\n");
 }
 
-Test(validate, invalid_document_exits_1_naming_file_and_rule,
+Test(validate, invalid_document_exits_1_naming_file_line_and_key,
      .init = cr_redirect_stderr, .fini = cleanup)
 {
 	char path[128], want[256];
@@ -250,7 +250,26 @@ Test(validate, invalid_document_exits_1_naming_file_and_rule,
 	fclose(f);
 	cr_assert_eq(validate(path, NULL), 1);
 	snprintf(want, sizeof(want),
-		 "%s: interactions[0].mode: unknown mode 'maybe'\n", path);
+		 "%s:2: interactions[0].mode: unknown mode 'maybe'\n", path);
+	cr_assert_stderr_eq_str(want);
+}
+
+Test(validate, an_unknown_key_is_named_at_its_own_line,
+     .init = cr_redirect_stderr, .fini = cleanup)
+{
+	char path[128], want[256];
+	FILE *f;
+
+	scratch();
+	snprintf(path, sizeof(path), "%s/bad.yaml", tmp);
+	f = fopen(path, "w");
+	fputs("interactions:\n  - match: a\n    mode: pass\n"
+	      "  - match: b\n    mode: pass\n    mdoe: pass\n",
+	      f);
+	fclose(f);
+	cr_assert_eq(validate(path, NULL), 1);
+	snprintf(want, sizeof(want),
+		 "%s:6: interactions[1]: unknown key 'mdoe'\n", path);
 	cr_assert_stderr_eq_str(want);
 }
 
