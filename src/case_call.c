@@ -61,6 +61,18 @@ static bool case_fits(const struct lf_case *c, unsigned long long bytes,
 	       c->lim.max_ledger + released;
 }
 
+/*
+ * A call's decision row always leaves the over_limit row's room, even
+ * once that row was written: a restart cannot tell which limit wrote
+ * it, and a call that did not fit must not fit after a restart either.
+ */
+static bool case_fits_call(const struct lf_case *c, unsigned long long bytes)
+{
+	return case_fits(
+		c, bytes + (c->over_limit ? LIMIT_ROW_MAX(c->lim.max_line) : 0),
+		0);
+}
+
 /* target/error: the latest failure of a target write, whatever its cause. */
 static void case_note_error(struct lf_case *c, enum case_input in,
 			    enum lf_err code, const char *reason)
@@ -231,6 +243,11 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	row = json_pack("{s:s, s:s, s:s?}", "phase", "registered",
 			"policy_sha256", pd, "mocks_sha256",
 			c->mdoc ? md : NULL);
+	if (row && c->tools) {
+		/* The tools the target was shown, as the documents. */
+		digest_of(c->tools, md);
+		json_object_set_new(row, "tools_sha256", json_string(md));
+	}
 	if (!row) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
@@ -352,7 +369,7 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 	enum lf_err e = LF_OK;
 
 	if (!c->ledger_full && c->ncalls < c->lim.max_calls &&
-	    !case_fits(c, row_bytes(*row) + MISSING_ROW_MAX, 0))
+	    !case_fits_call(c, row_bytes(*row) + MISSING_ROW_MAX))
 		c->ledger_full = true;
 	if (c->ncalls >= c->lim.max_calls || c->ledger_full)
 		goto over;
@@ -368,10 +385,9 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 	}
 	if (e != LF_OK)
 		return e;
-	if (case_fits(c,
-		      row_bytes(*row) +
-			      (*mode == LF_MODE_PASS ? MISSING_ROW_MAX : 0),
-		      0)) {
+	if (case_fits_call(c, row_bytes(*row) + (*mode == LF_MODE_PASS
+							 ? MISSING_ROW_MAX
+							 : 0))) {
 		*reply = decision_reply(*row);
 		return LF_OK;
 	}
