@@ -14,7 +14,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ledgerctl [--mount DIR] COMMAND ...\n"
 		"  open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n"
-		"  wait CASE [--timeout S]\n"
+		"  wait CASE [--timeout DURATION]\n"
 		"  turn CASE | close CASE | fail CASE REASON\n"
 		"  status CASE | ls\n"
 		"  verify LEDGER [--key FILE] [--head ROWS:HEX]\n"
