@@ -131,6 +131,25 @@ assert_eq console_changes_nothing_in_the_backing_folder \
 	"$(cat "$work/before")" "$(cat "$work/after")"
 assert_eq console_adds_no_row 13 "$(lf_rows C)"
 
+# A row changed behind the daemon's back (in the backing file, same
+# length): with the key its MAC fails, without it the next row's prev.
+verify_of() { # ARGS...: the verify object of case C from a fresh console
+	start_console "$@" "$mnt"
+	curl -s -H "Authorization: Bearer ${url##*token=}" \
+		"${url%%/\?*}/api/cases/C?limit=0" | tr ',' '\n' | grep -E '"(status|reason)"' | tr '\n' ' '
+	stop_console TERM >/dev/null
+}
+assert_contains verify_is_ok_before_tampering "$(verify_of --key="$key")" '"status":"ok"'
+# In place (the daemon reads through its own descriptor): one byte of row 4.
+off=$(head -n 3 "$(lf_ledger C)" | wc -c)
+off=$((off + $(sed -n 4p "$(lf_ledger C)" | grep -bo '"tool":"send_x"' | cut -d: -f1) + 13))
+printf y | dd of="$(lf_ledger C)" bs=1 seek="$off" conv=notrunc 2>/dev/null
+assert_contains verify_with_key_names_the_changed_row \
+	"$(verify_of --key="$key")" '"reason":"row 4: mac does not match"'
+assert_contains verify_without_key_names_the_row_after \
+	"$(verify_of)" \
+	'"reason":"row 5: prev does not match the row before"'
+
 if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$work/console.err"; then
 	not_ok console_has_no_sanitizer_report "$(grep -m3 -E 'ERROR|runtime error' "$work/console.err")"
 else
