@@ -126,6 +126,17 @@ rule_eq "no token" 403 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0
 rule_end
 stop_console TERM >/dev/null
 
+# unix:PATH: owner-only socket, the token still needed, removed at exit.
+start_console --listen="unix:$work/console.sock" "$mnt"
+tok=${url##*token=}
+rule_begin unix_listener_is_owner_only_and_needs_the_token
+rule_eq mode srwx------ "$(stat -c %A "$work/console.sock")"
+rule_eq "with token" 200 "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/console.sock" -H "Authorization: Bearer $tok" http://localhost/api/cases)"
+rule_eq "without" 403 "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/console.sock" http://localhost/api/cases)"
+stop_console TERM >/dev/null
+rule_eq "removed at exit" no "$([ -e "$work/console.sock" ] && echo yes || echo no)"
+rule_end
+
 snap >"$work/after"
 assert_eq console_changes_nothing_in_the_backing_folder \
 	"$(cat "$work/before")" "$(cat "$work/after")"
