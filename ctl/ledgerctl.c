@@ -13,7 +13,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ledgerctl [--mount DIR] COMMAND ...\n"
-		"  open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n"
+		"  open CASE --policy FILE [--mocks FILE] [--tools FILE]\n"
+		"       [--env-file OUT]\n"
 		"  wait CASE [--timeout S]\n"
 		"  turn CASE | close CASE | fail CASE REASON\n"
 		"  status CASE | ls\n"
