@@ -94,6 +94,20 @@ for form in 127.0.0.1 127.0.0.2 127.1 '[::1]' '[::ffff:127.0.0.1]' localhost; do
 	assert_eq "console_exits_0_at_sigint_$form" 0 "$(cat "$work/rc")"
 done
 
+# A browser still following a case does not hold the exit up.
+start_console "$mnt"
+curl -s -N -H "Authorization: Bearer ${url##*token=}" \
+	"${url%%/\?*}/api/events?case=C" >"$work/events" 2>/dev/null &
+lf_bg_pids="$lf_bg_pids $!"
+sleep 1
+s0=$(date +%s%N)
+stop_console TERM >"$work/rc"
+rule_begin console_exits_0_at_sigterm_with_an_open_event_stream
+rule_eq status 0 "$(cat "$work/rc")"
+rule_eq "within a second" 1 "$([ $((($(date +%s%N) - s0) / 1000000)) -lt 1000 ] && echo 1)"
+rule_has "stream" "$(cat "$work/events")" "event: case"
+rule_end
+
 # Two consoles never share a token.
 start_console "$mnt"
 first=${url##*token=}
