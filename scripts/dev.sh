@@ -53,7 +53,7 @@ if [ "$job" = demo ]; then
 fi
 
 echo "== style (clang-format, .clang-format)"
-clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] target/*.[ch] seal/*.[ch]
+clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] ctl/console/*.[ch] http/*.[ch] target/*.[ch] seal/*.[ch]
 
 rc=0
 echo "== plain build: make check"
