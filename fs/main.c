@@ -123,6 +123,13 @@ static int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 
 	if (fuse_mount(fuse, mnt) != 0)
 		return 1;
+	/*
+	 * libfuse leaves an ignored signal ignored, and a shell starts
+	 * background jobs with SIGINT ignored: SIGTERM and SIGINT stop the
+	 * daemon however it was started (SIGHUP stays as nohup left it).
+	 */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
 	if (fuse_daemonize(opts->foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
@@ -349,6 +356,11 @@ int main(int argc, char *argv[])
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* Judge the backing folder before a key file is created anywhere. */
 	if (backing_check(o.backing, mnt, o.key, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
+	/* The key by the backing folder's rules (ledgerfs(8), KEY). */
+	if (backing_check_key(o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}

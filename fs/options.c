@@ -54,8 +54,7 @@ static int opt_set(const struct lfs_opt *o, void *dst, const char *v)
 			return 2;
 		}
 		if (o->type == LFS_OPT_NAME && strpbrk(v, "/,")) {
-			fprintf(stderr,
-				"ledgerfs: --%s wants a %s, not '%s'\n",
+			fprintf(stderr, "ledgerfs: --%s wants a %s, not '%s'\n",
 				o->name, o->arg, v);
 			return 2;
 		}
@@ -148,8 +147,9 @@ static int opt_list(const struct lfs_opt *tab, void *dst, const char *list,
 		eq = strchr(item, '=');
 		o = opt_find(tab, item, eq ? (size_t)(eq - item) : n);
 		if (o && !eq) {
-			fprintf(stderr, "ledgerfs: -o %s wants a value (%s=%s)\n",
-				item, item, o->arg);
+			fprintf(stderr,
+				"ledgerfs: -o %s wants a value (%s=%s)\n", item,
+				item, o->arg);
 			rc = 2;
 		} else if (o) {
 			rc = opt_set(o, dst, eq + 1);
@@ -161,8 +161,8 @@ static int opt_list(const struct lfs_opt *tab, void *dst, const char *list,
 	return rc;
 }
 
-int lfs_opts_parse(const struct lfs_opt *tab, void *dst, int argc,
-		   char **argv, struct lfs_cmdline *out)
+int lfs_opts_parse(const struct lfs_opt *tab, void *dst, int argc, char **argv,
+		   struct lfs_cmdline *out)
 {
 	char *fuse_list = NULL, *dash_o = NULL;
 	int i, rc = 0, only_pos = 0;
@@ -192,7 +192,8 @@ int lfs_opts_parse(const struct lfs_opt *tab, void *dst, int argc,
 			const char *list = a[2] ? a + 2 : argv[i + 1];
 
 			if (!list) {
-				fprintf(stderr, "ledgerfs: -o wants OPTION[,OPTION...]\n");
+				fprintf(stderr,
+					"ledgerfs: -o wants OPTION[,OPTION...]\n");
 				rc = 2;
 				break;
 			}
@@ -201,9 +202,9 @@ int lfs_opts_parse(const struct lfs_opt *tab, void *dst, int argc,
 			rc = opt_list(tab, dst, list, &fuse_list);
 		} else if (a[1] == '-') {
 			const char *eq = strchr(a, '=');
-			const struct lfs_opt *o =
-				opt_find(tab, a + 2,
-					 eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+			const struct lfs_opt *o = opt_find(
+				tab, a + 2,
+				eq ? (size_t)(eq - a - 2) : strlen(a + 2));
 
 			if (!o) {
 				fprintf(stderr,

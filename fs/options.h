@@ -14,12 +14,12 @@
 #include <fuse_opt.h>
 
 enum lfs_opt_type {
-	LFS_OPT_PATH,  /* char *: a non-empty path */
-	LFS_OPT_COUNT, /* uint64_t: decimal digits */
-	LFS_OPT_SIZE,  /* uint64_t: units_size (N, NK, NMiB, ...) */
+	LFS_OPT_PATH,	  /* char *: a non-empty path */
+	LFS_OPT_COUNT,	  /* uint64_t: decimal digits */
+	LFS_OPT_SIZE,	  /* uint64_t: units_size (N, NK, NMiB, ...) */
 	LFS_OPT_DURATION, /* uint64_t milliseconds: units_duration_ms */
-	LFS_OPT_WORD,  /* char *: one of the '|'-separated words */
-	LFS_OPT_NAME,  /* char *: a non-empty word without '/' or ',' */
+	LFS_OPT_WORD,	  /* char *: one of the '|'-separated words */
+	LFS_OPT_NAME,	  /* char *: a non-empty word without '/' or ',' */
 };
 
 /* One daemon option; off is where its value goes in the caller's struct. */
@@ -45,8 +45,8 @@ struct lfs_cmdline {
  * Unknown --options, missing or malformed values and a third positional
  * are refused with one line on stderr.  0, or 2 (the exit status).
  */
-int lfs_opts_parse(const struct lfs_opt *tab, void *dst, int argc,
-		   char **argv, struct lfs_cmdline *out);
+int lfs_opts_parse(const struct lfs_opt *tab, void *dst, int argc, char **argv,
+		   struct lfs_cmdline *out);
 
 /* The table's lines of the usage text. */
 void lfs_opts_usage(FILE *f, const struct lfs_opt *tab);

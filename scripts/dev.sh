@@ -53,7 +53,7 @@ if [ "$job" = demo ]; then
 fi
 
 echo "== style (clang-format, .clang-format)"
-clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] target/*.[ch] seal/*.[ch]
+clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] ctl/console/*.[ch] http/*.[ch] target/*.[ch] seal/*.[ch]
 
 rc=0
 echo "== plain build: make check"
@@ -71,8 +71,13 @@ summary build/asan-check.log "sanitized" || rc=1
 
 echo "== libFuzzer on the request parser (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-request FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+echo "== libFuzzer on patterns and on policy/mocks documents (15 s each)"
+(cd build/plain && make -s fuzz-pattern FUZZ_SECONDS=15) || rc=1
+(cd build/plain && make -s fuzz-doc FUZZ_SECONDS=15) || rc=1
 echo "== libFuzzer on the HTTP Host guard (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-http-guard FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+echo "== libFuzzer on the console's request handler (${FUZZ_SECONDS:-30} s)"
+(cd build/plain && make -s fuzz-console FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
 echo "== libFuzzer on the relay's request handler (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-relay FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
 

@@ -92,6 +92,17 @@ enum lf_err case_set_mocks(struct lf_case *c, const char *text, size_t len,
 /* The document text as written (malloc'd, may be ""), for reading back. */
 char *case_policy_text(struct lf_case *c);
 char *case_mocks_text(struct lf_case *c);
+/*
+ * The tools file (src/tools.h), host side: checked, taken whole, frozen
+ * from registration on, recorded in case.json with its hash.  Errors as
+ * case_set_policy.  case_tools_text: the file given (malloc'd, "" when
+ * none); case_target_tools: what the target's `tools` shows, the file
+ * given or else one made from the policy's tool names.
+ */
+enum lf_err case_set_tools(struct lf_case *c, const char *text, size_t len,
+			   struct lf_why *why);
+char *case_tools_text(struct lf_case *c);
+char *case_target_tools(struct lf_case *c);
 /* The registration token (64 hex digits + NUL). */
 void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1]);
 
@@ -129,6 +140,14 @@ enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
  */
 enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
 			     struct lf_why *why);
+
+/*
+ * The view's partial target lines, counted per case so one target cannot
+ * take the whole daemon-wide budget (ledgerfs(8) LIMITS).  Charge add
+ * bytes unless that passes limit (false: nothing charged); give back n.
+ */
+bool case_charge_pending(struct lf_case *c, size_t add, size_t limit);
+void case_uncharge_pending(struct lf_case *c, size_t n);
 
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);

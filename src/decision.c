@@ -69,6 +69,16 @@ enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
 			  const char *tool, const json_t *args, json_t *row,
 			  enum lf_mode *mode, struct lf_why *why)
 {
+	return decision_fill_fit(p, m, st, case_id, tool, args, NULL, row, mode,
+				 why);
+}
+
+enum lf_err decision_fill_fit(const struct policy *p, const struct mocks *m,
+			      struct mocks_state *st, const char *case_id,
+			      const char *tool, const json_t *args,
+			      const struct mocks_fit *fit, json_t *row,
+			      enum lf_mode *mode, struct lf_why *why)
+{
 	struct policy_decision d;
 	struct mock_result mr;
 	enum lf_err e;
@@ -91,7 +101,8 @@ enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
 		decision_host_result(row, policy_block_payload(tool), true);
 		return LF_OK;
 	case LF_MODE_MOCK:
-		e = mocks_resolve(m, st, case_id, tool, args, d.rule, &mr, why);
+		e = mocks_resolve_fit(m, st, case_id, tool, args, d.rule, fit,
+				      &mr, why);
 		if (e != LF_OK)
 			return e;
 		decision_host_result(row, mr.returned, mr.is_error);

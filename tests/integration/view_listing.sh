@@ -25,10 +25,10 @@ assert_eq ls_call_folder_shows_decision_request_result \
 assert_eq ls_replies_shows_call_ids_in_attempt_order "zz aa mm" \
 	"$(ls -U "$(lf_tdir C)/replies" | tr '\n' ' ' | sed 's/ $//')"
 assert_eq ls_target_shows_only_the_target_files \
-	"error register replies reply request result" \
+	"error register replies reply request result tools" \
 	"$(ls "$(lf_tdir C)" | tr '\n' ' ' | sed 's/ $//')"
 assert_eq ls_case_shows_the_host_files \
-	"calls ctl ledger mocks policy status target token" \
+	"calls ctl ledger mocks policy status target token tools" \
 	"$(ls "$(lf_cdir C)" | tr '\n' ' ' | sed 's/ $//')"
 rule_begin call_folder_with_a_wrong_sequence_is_not_found
 [ ! -e "$(lf_cdir C)/calls/000001-aa" ] || rule_fail "000001-aa exists"
