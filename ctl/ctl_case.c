@@ -20,6 +20,7 @@
 #include "mocks.h"
 #include "policy.h"
 #include "request.h"
+#include "tools.h"
 
 #define CTL_READ_MAX (64u * 1024 * 1024)
 
@@ -124,10 +125,33 @@ static char *ctl_prepare_doc(const char *file, int is_mocks)
 	return text;
 }
 
+/*
+ * Read a tools file (MCP's tools/list shape) and check it here, so the
+ * error names the file; the view checks it again.
+ */
+static char *ctl_prepare_tools(const char *file)
+{
+	struct lf_why why = {{0}};
+	char *text = ctl_read(file);
+
+	if (!text) {
+		fprintf(stderr, "ledgerctl: %s: %s\n", file, strerror(errno));
+		return NULL;
+	}
+	if (tools_check(text, strlen(text), &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static int ctl_open(const char *mount, int argc, char **argv)
 {
 	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
+	const char *tools = NULL;
 	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL;
+	char *ttext = NULL;
 	FILE *out = stdout;
 	int i, err, rc = 1;
 
@@ -138,6 +162,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			mocks = argv[++i];
 		else if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc)
 			envf = argv[++i];
+		else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
+			tools = argv[++i];
 		else if (!name && argv[i][0] != '-')
 			name = argv[i];
 		else
@@ -156,6 +182,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 		goto out;
 	if (mocks && !(mtext = ctl_prepare_doc(mocks, 1)))
 		goto out;
+	if (tools && !(ttext = ctl_prepare_tools(tools)))
+		goto out;
 	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
 	if (mkdir(path, 0700) < 0) {
 		fprintf(stderr, "ledgerctl: open %s: %s\n", path,
@@ -171,6 +199,12 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/cases/%s/mocks", mount, name);
 	if (mtext && (err = ctl_write(path, mtext, strlen(mtext)))) {
 		fprintf(stderr, "ledgerctl: %s: refused: %s\n", mocks,
+			strerror(err));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cases/%s/tools", mount, name);
+	if (ttext && (err = ctl_write(path, ttext, strlen(ttext)))) {
+		fprintf(stderr, "ledgerctl: %s: refused: %s\n", tools,
 			strerror(err));
 		goto out;
 	}
@@ -201,11 +235,12 @@ static int ctl_open(const char *mount, int argc, char **argv)
 out:
 	free(ptext);
 	free(mtext);
+	free(ttext);
 	free(token);
 	return rc;
 usage:
 	fprintf(stderr,
-		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--env-file OUT]\n");
+		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--tools FILE] [--env-file OUT]\n");
 	return 2;
 }
 

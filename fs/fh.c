@@ -8,12 +8,19 @@
  * refused as soon as it passes the limit and the rest of it is dropped.
  * Any refusal on a descriptor is reported again by its close (flush),
  * so a writer that only checks close still learns it.
+ *
+ * Memory (ledgerfs(8) LIMITS): a descriptor holds at most one partial
+ * line of max-line bytes, and the partial lines of all target
+ * descriptors together at most --max-pending bytes; a line that would
+ * pass either is refused and its bytes freed.  A large buffer is freed
+ * as soon as its line is taken, not kept for the next.
  */
 #include "fh.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +28,11 @@
 #include "tree.h"
 
 #define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
+#define FH_LINE_KEEP  (64u * 1024) /* a line buffer kept for the next line */
+/* One case's share of --max-pending: a quarter, but one whole line. */
+#define FH_CASE_PENDING(ctx)                                                   \
+	((ctx)->max_pending / 4 > (ctx)->max_line + 1 ? (ctx)->max_pending / 4 \
+						      : (ctx)->max_line + 1)
 
 /* The node comes first: fstat and ftruncate find it there (ops.c). */
 struct lfs_fh {
@@ -31,7 +43,9 @@ struct lfs_fh {
 	long long ledger_len;
 	char *buf; /* partial line, or a whole document */
 	size_t len, cap;
-	bool discarding; /* inside an over-long line */
+	bool charged;	 /* cap counts against --max-pending */
+	bool discarding; /* inside a refused line, up to its newline */
+	int discard_err; /* what answers the writes of its rest */
 	bool dirty;	 /* a document was written */
 	int pending_err; /* answers the next write after a short count */
 	/*
@@ -77,6 +91,59 @@ static int fh_append(char **buf, size_t *len, size_t *cap, const char *data,
 	return 0;
 }
 
+/*
+ * Make room for a partial line of need bytes (need <= limit), charging
+ * the growth of a target descriptor's buffer to the daemon-wide budget.
+ * 0, -ENOBUFS past the budget, or -ENOMEM.
+ */
+static int fh_line_room(struct lfs_fh *fh, size_t need, size_t limit)
+{
+	struct lfs_ctx *ctx = lfs_context();
+	size_t ncap = fh->cap ? fh->cap : 256, add;
+	char *t;
+
+	if (need + 1 <= fh->cap)
+		return 0;
+	while (ncap < need + 1)
+		ncap *= 2;
+	if (ncap > limit + 1)
+		ncap = limit + 1;
+	add = ncap - fh->cap;
+	if (fh->charged) {
+		if (!case_charge_pending(fh->n.c, add, FH_CASE_PENDING(ctx)))
+			return -ENOBUFS;
+		if (atomic_fetch_add(&ctx->pending_bytes, add) + add >
+		    ctx->max_pending) {
+			atomic_fetch_sub(&ctx->pending_bytes, add);
+			case_uncharge_pending(fh->n.c, add);
+			return -ENOBUFS;
+		}
+	}
+	t = realloc(fh->buf, ncap);
+	if (!t) {
+		if (fh->charged) {
+			atomic_fetch_sub(&ctx->pending_bytes, add);
+			case_uncharge_pending(fh->n.c, add);
+		}
+		return -ENOMEM;
+	}
+	fh->buf = t;
+	fh->cap = ncap;
+	return 0;
+}
+
+/* Free the line buffer and give its bytes back to the budget. */
+static void fh_line_free(struct lfs_fh *fh)
+{
+	if (fh->charged) {
+		atomic_fetch_sub(&lfs_context()->pending_bytes, fh->cap);
+		case_uncharge_pending(fh->n.c, fh->cap);
+	}
+	free(fh->buf);
+	fh->buf = NULL;
+	fh->len = fh->cap = 0;
+}
+
 /* The text a read-only node shows, taken whole at open. */
 static char *fh_snapshot(struct node *n)
 {
@@ -94,6 +161,10 @@ static char *fh_snapshot(struct node *n)
 		return case_policy_text(n->c);
 	case N_MOCKS:
 		return case_mocks_text(n->c);
+	case N_TOOLS:
+		return case_tools_text(n->c);
+	case N_TARGET_TOOLS:
+		return case_target_tools(n->c);
 	case N_REPLY:
 		return case_latest_reply(n->c);
 	case N_REPLYFILE:
@@ -148,6 +219,7 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 		fh->snap_len = strlen(fh->snap);
 	}
 	fh->keep_replies = n.kind == N_REQUEST && acc == O_RDWR;
+	fh->charged = tree_info(n.kind)->line_input && n.kind != N_CTL;
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
@@ -284,7 +356,26 @@ static enum case_input fh_input(const struct lfs_fh *fh)
 					  : CASE_IN_REQUEST;
 }
 
-/* The line passed the limit before its end: refuse now, drop the rest. */
+/*
+ * The line cannot be held (past max-line, past --max-pending, or no
+ * memory): refuse it now, free what it held, drop the rest up to its
+ * newline.  A closed case answers EPIPE, recording nothing.
+ */
+static int fh_refuse_line(struct lfs_fh *fh, enum lf_err code,
+			  const char *reason)
+{
+	int err = lfs_errno(code);
+
+	if (fh->n.kind != N_CTL)
+		err = lfs_errno(case_refuse(fh->n.c, fh_input(fh), code, reason,
+					    fh->buf ? fh->buf : "", fh->len));
+	fh_line_free(fh);
+	fh->discarding = true;
+	fh->discard_err = err;
+	fh->last_err = err;
+	return -err;
+}
+
 static int fh_too_long(struct lfs_fh *fh)
 {
 	char reason[128];
@@ -292,13 +383,22 @@ static int fh_too_long(struct lfs_fh *fh)
 	snprintf(reason, sizeof(reason),
 		 "line longer than the limit of %zu bytes",
 		 lfs_context()->max_line);
-	if (fh->n.kind != N_CTL)
-		case_refuse(fh->n.c, fh_input(fh), LF_TOO_BIG, reason,
-			    fh->buf ? fh->buf : "", fh->len);
-	fh->len = 0;
-	fh->discarding = true;
-	fh->last_err = EFBIG;
-	return -EFBIG;
+	return fh_refuse_line(fh, LF_TOO_BIG, reason);
+}
+
+/* Room for the partial line failed (rc from fh_line_room). */
+static int fh_no_room(struct lfs_fh *fh, int rc)
+{
+	char reason[160];
+
+	if (rc == -ENOMEM)
+		return fh_refuse_line(fh, LF_NOMEM,
+				      "out of memory for a partial line");
+	snprintf(reason, sizeof(reason),
+		 "partial lines past the limit of %zu bytes for the daemon "
+		 "(--max-pending), %zu for one case",
+		 lfs_context()->max_pending, FH_CASE_PENDING(lfs_context()));
+	return fh_refuse_line(fh, LF_PENDING_FULL, reason);
 }
 
 /* Is buf the resend of the piece whose line was refused (see owed_err)? */
@@ -321,6 +421,12 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size,
 
 	if (fh->n.kind == N_CTL)
 		max = 4096;
+	else if (case_target_gate(fh->n.c, fh_input(fh), NULL) != LF_OK) {
+		/* Closed means closed: not even a partial line is held. */
+		fh_line_free(fh);
+		fh->last_err = EPIPE;
+		return -EPIPE;
+	}
 	if (fh->pending_err) {
 		int e = fh->pending_err;
 
@@ -337,7 +443,7 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size,
 	if (fh->discarding) {
 		if (memchr(buf, '\n', size))
 			fh->discarding = false;
-		return -EFBIG;
+		return -fh->discard_err;
 	}
 	while (i < size) {
 		const char *nl = memchr(buf + i, '\n', size - i);
@@ -352,8 +458,16 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size,
 			goto refused;
 		}
 		if (!nl || fh->len) {
-			if (fh_append(&fh->buf, &fh->len, &fh->cap, line, n))
-				return i ? (int)i : -ENOMEM;
+			rc = fh_line_room(fh, fh->len + n, max);
+			if (rc) {
+				rc = fh_no_room(fh, rc);
+				if (nl)
+					fh->discarding = false;
+				goto refused;
+			}
+			memcpy(fh->buf + fh->len, line, n);
+			fh->len += n;
+			fh->buf[fh->len] = '\0';
 			if (!nl)
 				return (int)size;
 			line = fh->buf;
@@ -361,6 +475,8 @@ static int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size,
 		}
 		rc = fh_line(fh, line, n);
 		fh->len = 0;
+		if (fh->cap > FH_LINE_KEEP)
+			fh_line_free(fh);
 		if (rc) {
 			fh->last_err = -rc;
 			goto refused;
@@ -395,7 +511,8 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 	(void)path;
 	(void)off;
 	pthread_mutex_lock(&fh->lock);
-	if (fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) {
+	if (fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS ||
+	    fh->n.kind == N_TOOLS) {
 		/* Taken whole at close; only the bound is checked here. */
 		if (fh->len + size > CASE_DOC_MAX)
 			rc = -EFBIG;
@@ -421,8 +538,18 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	pthread_mutex_lock(&fh->lock);
-	if ((fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) && fh->dirty &&
-	    !fh->last_err) {
+	if (fh->n.kind == N_TOOLS && fh->dirty && !fh->last_err) {
+		enum lf_err e = case_set_tools(fh->n.c, fh->buf ? fh->buf : "",
+					       fh->len, &why);
+
+		if (e != LF_OK)
+			fprintf(stderr, "ledgerfs: %s tools: %s\n",
+				case_name(fh->n.c), why.msg);
+		rc = -lfs_errno(e);
+		fh->dirty = false;
+		fh->len = 0;
+	} else if ((fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS) &&
+		   fh->dirty && !fh->last_err) {
 		enum lf_err e =
 			fh->n.kind == N_POLICY
 				? case_set_policy(fh->n.c,
@@ -445,6 +572,8 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 		/* A final line without newline is still a line. */
 		rc = fh_line(fh, fh->buf, fh->len);
 		fh->len = 0;
+		if (fh->cap > FH_LINE_KEEP)
+			fh_line_free(fh);
 	}
 	if (!rc && fh->last_err)
 		rc = -fh->last_err;
@@ -461,7 +590,10 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi)
 	(void)path;
 	pthread_mutex_destroy(&fh->lock);
 	free(fh->snap);
-	free(fh->buf);
+	if (tree_info(fh->n.kind)->line_input)
+		fh_line_free(fh);
+	else
+		free(fh->buf);
 	free(fh->rep);
 	free(fh);
 	return 0;

@@ -37,6 +37,9 @@ static const int errno_of[LF_ERR_COUNT] = {
 	[LF_VERIFY] = EIO,
 	[LF_IO] = EIO,
 	[LF_NOMEM] = ENOMEM,
+	[LF_PATTERN_LIMIT] = EIO, /* answered as a blocked call, not here */
+	[LF_LEDGER_FULL] = EFBIG,
+	[LF_PENDING_FULL] = ENOBUFS,
 };
 
 int lfs_errno(enum lf_err e)
@@ -63,6 +66,8 @@ const char *lfs_errno_name(int err)
 		return "EBUSY";
 	case ENOMEM:
 		return "ENOMEM";
+	case ENOBUFS:
+		return "ENOBUFS";
 	default:
 		return "EIO";
 	}

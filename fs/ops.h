@@ -14,6 +14,8 @@ struct lfs_ctx {
 	struct registry *reg;
 	size_t max_line;
 	time_t started;
+	size_t max_pending; /* bytes of partial target lines, daemon-wide */
+	_Atomic size_t pending_bytes; /* held now (fh.c) */
 };
 
 extern const struct fuse_operations lfs_ops;

@@ -33,6 +33,8 @@ static const struct node_info infos[N_KIND_COUNT] = {
 	[N_REPLYFILE] = {NULL, N_REPLIES, S_IFREG | 0444, false},
 	[N_RESULT] = {"result", N_TARGET, S_IFREG | 0222, true},
 	[N_ERROR] = {"error", N_TARGET, S_IFREG | 0444, false},
+	[N_TOOLS] = {"tools", N_CASE, S_IFREG | 0600, false},
+	[N_TARGET_TOOLS] = {"tools", N_TARGET, S_IFREG | 0444, false},
 };
 
 static const char *const call_files[] = {"request", "decision", "result"};

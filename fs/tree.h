@@ -33,6 +33,8 @@ enum node_kind {
 	N_REPLYFILE,
 	N_RESULT,
 	N_ERROR,
+	N_TOOLS,	/* host: the tools file given at open */
+	N_TARGET_TOOLS, /* target: what tools/list shows, read-only */
 	N_KIND_COUNT
 };
 

@@ -46,6 +46,8 @@ struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
 		c->lim.max_calls = CASE_MAX_CALLS_DEFAULT;
 	if (!c->lim.max_refused)
 		c->lim.max_refused = CASE_MAX_REFUSED_DEFAULT;
+	if (!c->lim.max_ledger)
+		c->lim.max_ledger = CASE_MAX_LEDGER_DEFAULT;
 	c->turn = 1;
 	strmap_init(&c->index);
 	c->mstate = mocks_state_new();
@@ -82,6 +84,7 @@ void case_free(struct lf_case *c)
 	mocks_state_free(c->mstate);
 	free(c->policy_error);
 	free(c->mocks_error);
+	free(c->tools);
 	free(c->error);
 	free(c->close_reason);
 	free(c->latest_reply);
@@ -112,7 +115,7 @@ enum case_state case_get_state(struct lf_case *c)
 int case_write_meta(struct lf_case *c)
 {
 	json_t *meta;
-	char *text = NULL, path[160];
+	char *text = NULL, path[160], tools_digest[CHAIN_HEX_LEN + 1];
 	int fd = -1, rc = -1, dirfd = c->dirfd;
 	size_t len, done = 0;
 
@@ -129,12 +132,16 @@ int case_write_meta(struct lf_case *c)
 	 * Counters past the row bounds live nowhere else; they are saved
 	 * here at clean shutdown (see case_save_counters).
 	 */
-	meta = json_pack("{s:s, s:s, s:s?, s:s?, s:{s:I, s:I}, s:s*}",
+	if (c->tools)
+		chain_sha256_hex(c->tools, strlen(c->tools), tools_digest);
+	meta = json_pack("{s:s, s:s, s:s?, s:s?, s:s*, s:s*, s:{s:I, s:I}, "
+			 "s:s*}",
 			 "case_id", c->name, "nonce", c->nonce, "policy",
 			 c->pdoc ? c->pdoc->text : NULL, "mocks",
-			 c->mdoc ? c->mdoc->text : NULL, "counters", "refused",
-			 (json_int_t)c->refused, "over_limit",
-			 (json_int_t)c->over_limit, "failed",
+			 c->mdoc ? c->mdoc->text : NULL, "tools", c->tools,
+			 "tools_sha256", c->tools ? tools_digest : NULL,
+			 "counters", "refused", (json_int_t)c->refused,
+			 "over_limit", (json_int_t)c->over_limit, "failed",
 			 c->ledger && ledger_broken(c->ledger) ? c->close_reason
 							       : NULL);
 	if (!meta)

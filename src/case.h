@@ -25,14 +25,22 @@ enum case_state {
 };
 
 struct case_limits {
-	size_t max_line;	   /* request line bytes (default 1 MiB) */
-	unsigned long max_calls;   /* per case; past it calls are blocked */
-	unsigned long max_refused; /* refused rows kept per case */
+	size_t max_line;	       /* request line bytes (default 1 MiB) */
+	unsigned long max_calls;       /* per case; past it calls are blocked */
+	unsigned long max_refused;     /* refused rows kept per case */
+	unsigned long long max_ledger; /* ledger bytes the target may cause */
 };
 
 #define CASE_MAX_CALLS_DEFAULT	 100000UL
 #define CASE_MAX_REFUSED_DEFAULT 64UL
 #define CASE_DOC_MAX		 (16u * 1024 * 1024)
+#define CASE_MAX_LEDGER_DEFAULT	 (1ULL << 30)
+
+/*
+ * The smallest --max-ledger for a line limit: the rows kept free for the
+ * end of a case (ledgerfs(8) LIMITS) and a few calls must fit.
+ */
+unsigned long long case_min_ledger(size_t max_line);
 
 /* The files of the target folder, for refusal rows and `error`. */
 enum case_input { CASE_IN_REQUEST, CASE_IN_RESULT, CASE_IN_REGISTER };
@@ -84,6 +92,17 @@ enum lf_err case_set_mocks(struct lf_case *c, const char *text, size_t len,
 /* The document text as written (malloc'd, may be ""), for reading back. */
 char *case_policy_text(struct lf_case *c);
 char *case_mocks_text(struct lf_case *c);
+/*
+ * The tools file (src/tools.h), host side: checked, taken whole, frozen
+ * from registration on, recorded in case.json with its hash.  Errors as
+ * case_set_policy.  case_tools_text: the file given (malloc'd, "" when
+ * none); case_target_tools: what the target's `tools` shows, the file
+ * given or else one made from the policy's tool names.
+ */
+enum lf_err case_set_tools(struct lf_case *c, const char *text, size_t len,
+			   struct lf_why *why);
+char *case_tools_text(struct lf_case *c);
+char *case_target_tools(struct lf_case *c);
 /* The registration token (64 hex digits + NUL). */
 void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1]);
 
@@ -108,11 +127,27 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
 			struct lf_why *why);
 /*
  * Record a refusal decided outside the parsers (e.g. a line over the
- * limit seen by the view before it was complete).  Returns code.
+ * limit seen by the view before it was complete).  Returns code, or
+ * LF_CLOSED (and records nothing) when the case is closed or failed.
  */
 enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
 			const char *reason, const char *input,
 			size_t input_len);
+
+/*
+ * LF_CLOSED (the reason in `error`, no row) when the case is closed or
+ * failed, so a target's write is refused before its line is complete.
+ */
+enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
+			     struct lf_why *why);
+
+/*
+ * The view's partial target lines, counted per case so one target cannot
+ * take the whole daemon-wide budget (ledgerfs(8) LIMITS).  Charge add
+ * bytes unless that passes limit (false: nothing charged); give back n.
+ */
+bool case_charge_pending(struct lf_case *c, size_t add, size_t limit);
+void case_uncharge_pending(struct lf_case *c, size_t n);
 
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);

@@ -21,6 +21,73 @@ static const char *const input_names[] = {
 };
 
 /*
+ * The ledger cap (ledgerfs(8) LIMITS, --max-ledger).  A row is measured
+ * as its canonical text plus what ledger_append adds (case_id, row, time,
+ * prev, mac: under 400 bytes; the rest is slack).  The case keeps free
+ * the rows it still owes: case_closed and a turn row, one
+ * completion_missing row per passed call still pending, and, until it
+ * has one, the over_limit row.
+ */
+#define ROW_OVERHEAD 1024
+#define CLOSE_ROOM   4096
+#define MISSING_ROW_MAX                                                        \
+	(ROW_OVERHEAD + 512 + 6 * (REQUEST_ID_MAX + REQUEST_TOOL_MAX))
+#define LIMIT_ROW_MAX(l) (2ULL * (l) + 4096)
+
+unsigned long long case_min_ledger(size_t max_line)
+{
+	return CLOSE_ROOM + LIMIT_ROW_MAX(max_line) + 64 * 1024;
+}
+
+static unsigned long long row_bytes(const json_t *row)
+{
+	return json_dumpb(row, NULL, 0, JSON_COMPACT | JSON_SORT_KEYS) +
+	       ROW_OVERHEAD;
+}
+
+/*
+ * Does a row of `bytes` fit under the cap, with what the case owes after
+ * it (`released`: bytes of that debt the row itself settles)?
+ */
+static bool case_fits(const struct lf_case *c, unsigned long long bytes,
+		      unsigned long long released)
+{
+	unsigned long long owed =
+		CLOSE_ROOM + (unsigned long long)c->n_pending * MISSING_ROW_MAX;
+
+	if (!c->over_limit)
+		owed += LIMIT_ROW_MAX(c->lim.max_line);
+	return (unsigned long long)ledger_size(c->ledger) + owed + bytes <=
+	       c->lim.max_ledger + released;
+}
+
+/*
+ * A call's decision row always leaves the over_limit row's room, even
+ * once that row was written: a restart cannot tell which limit wrote
+ * it, and a call that did not fit must not fit after a restart either.
+ */
+static bool case_fits_call(const struct lf_case *c, unsigned long long bytes)
+{
+	return case_fits(
+		c, bytes + (c->over_limit ? LIMIT_ROW_MAX(c->lim.max_line) : 0),
+		0);
+}
+
+/* target/error: the latest failure of a target write, whatever its cause. */
+static void case_note_error(struct lf_case *c, enum case_input in,
+			    enum lf_err code, const char *reason)
+{
+	c->error_code = code;
+	case_set_str(&c->error, "%s: %s", input_names[in],
+		     reason && *reason ? reason : lf_err_name(code));
+}
+
+static const char *why_msg(const struct lf_why *why)
+{
+	return why ? why->msg : NULL;
+}
+
+/*
  * The refusal path, under the case lock.  Rows are bounded per case so a
  * flood cannot grow the host's disk; past the bound only the counter
  * moves (it is reported in status and in case_closed).  The input is
@@ -37,8 +104,7 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 	bool registration = code == LF_BAD_TOKEN || code == LF_NOT_READY;
 
 	c->refused++;
-	c->error_code = code;
-	case_set_str(&c->error, "%s: %s", input_names[in], reason);
+	case_note_error(c, in, code, reason);
 	if (c->refused_rows >= c->lim.max_refused)
 		return code;
 	if (ledger_broken(c->ledger))
@@ -53,6 +119,11 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 		return code;
 	if (call_id)
 		json_object_set_new(row, "call_id", json_string(call_id));
+	/* Past the ledger cap a refusal is counted, not recorded. */
+	if (!case_fits(c, row_bytes(row), 0)) {
+		json_decref(row);
+		return code;
+	}
 	/* A failed append fails the case, as any other would. */
 	if (case_append(c, row, NULL, NULL, &ignored) == LF_OK)
 		c->refused_rows++;
@@ -60,13 +131,47 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 	return code;
 }
 
+static bool case_is_over(const struct lf_case *c)
+{
+	return c->state == CASE_CLOSED || c->state == CASE_FAILED;
+}
+
+/* Closed means closed: after case_closed no row, only the reason. */
+static enum lf_err case_refuse_closed(struct lf_case *c, enum case_input in,
+				      struct lf_why *why)
+{
+	struct lf_why mine;
+
+	lf_fail(&mine, LF_CLOSED, "case %s is %s", c->name,
+		case_state_name(c->state));
+	if (why)
+		*why = mine;
+	case_note_error(c, in, LF_CLOSED, mine.msg);
+	return LF_CLOSED;
+}
+
 enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
 			const char *reason, const char *input, size_t input_len)
 {
 	pthread_mutex_lock(&c->lock);
-	case_refuse_locked(c, in, code, reason, input, input_len, NULL);
+	if (case_is_over(c))
+		code = case_refuse_closed(c, in, NULL);
+	else
+		case_refuse_locked(c, in, code, reason, input, input_len, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return code;
+}
+
+enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
+			     struct lf_why *why)
+{
+	enum lf_err e = LF_OK;
+
+	pthread_mutex_lock(&c->lock);
+	if (case_is_over(c))
+		e = case_refuse_closed(c, in, why);
+	pthread_mutex_unlock(&c->lock);
+	return e;
 }
 
 /* Refuse with why's text; keeps why for the caller. */
@@ -77,15 +182,12 @@ static enum lf_err refuse_why(struct lf_case *c, enum case_input in,
 	return case_refuse_locked(c, in, code, why->msg, line, len, id);
 }
 
-/* A closed case refuses everything the target writes (EPIPE). */
+/* A closed case refuses everything the target writes (EPIPE), rowless. */
 static enum lf_err case_gate(struct lf_case *c, enum case_input in,
 			     const char *line, size_t len, struct lf_why *why)
 {
-	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
-		lf_fail(why, LF_CLOSED, "case %s is %s", c->name,
-			case_state_name(c->state));
-		return refuse_why(c, in, LF_CLOSED, why, line, len, NULL);
-	}
+	if (case_is_over(c))
+		return case_refuse_closed(c, in, why);
 	if (in != CASE_IN_REGISTER && c->state != CASE_REGISTERED) {
 		lf_fail(why, LF_UNREGISTERED,
 			"the target has not registered with case %s", c->name);
@@ -141,6 +243,11 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	row = json_pack("{s:s, s:s, s:s?}", "phase", "registered",
 			"policy_sha256", pd, "mocks_sha256",
 			c->mdoc ? md : NULL);
+	if (row && c->tools) {
+		/* The tools the target was shown, as the documents. */
+		digest_of(c->tools, md);
+		json_object_set_new(row, "tools_sha256", json_string(md));
+	}
 	if (!row) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
@@ -150,11 +257,24 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	if (e == LF_OK)
 		c->state = CASE_REGISTERED;
 out:
+	if (e != LF_OK)
+		case_note_error(c, CASE_IN_REGISTER, e, why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }
 
-/* Past the per-case limit: one block row, then only a counter. */
+/* The decision row of a call, before the decision fills it.  New ref. */
+static json_t *call_row(struct lf_case *c, const struct request_call *rc,
+			uint32_t seq)
+{
+	return json_pack("{s:s, s:I, s:s, s:s, s:O, s:s, s:I}", "phase",
+			 "decision", "sequence", (json_int_t)seq, "call_id",
+			 rc->call_id, "tool", rc->tool, "args", rc->args,
+			 "decision_source", "host_mediator", "turn",
+			 (json_int_t)c->turn);
+}
+
+/* Past a per-case limit: one block row, then only a counter. */
 static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 			     json_t *row, bool *record)
 {
@@ -162,9 +282,14 @@ static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 
 	c->over_limit++;
 	*record = c->over_limit == 1;
-	snprintf(reason, sizeof(reason),
-		 "blocked: per-case call limit of %lu calls reached",
-		 c->lim.max_calls);
+	if (c->ledger_full)
+		snprintf(reason, sizeof(reason),
+			 "blocked: per-case ledger limit of %llu bytes reached",
+			 c->lim.max_ledger);
+	else
+		snprintf(reason, sizeof(reason),
+			 "blocked: per-case call limit of %lu calls reached",
+			 c->lim.max_calls);
 	json_object_set_new(row, "mode", json_string("block"));
 	json_object_set_new(row, "matched", json_string("<limit>"));
 	json_object_set_new(row, "reason", json_string(reason));
@@ -175,10 +300,118 @@ static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 	return decision_reply(row);
 }
 
+/*
+ * A call whose patterns ran out of their budget (ledgerfs(8) PROTOCOL,
+ * ledgerfs-policy(5) PATTERNS): blocked with the reason, recorded as its
+ * decision, an error for the target; the case goes on.
+ */
+static void case_pattern_limit(json_t *row, const char *reason)
+{
+	json_object_set_new(row, "mode", json_string("block"));
+	json_object_set_new(row, "matched", json_string("<pattern_limit>"));
+	json_object_set_new(row, "reason", json_string(reason));
+	json_object_set_new(row, "pattern_limit", json_true());
+	decision_host_result(row,
+			     json_pack("{s:s, s:s, s:s}", "status", "blocked",
+				       "error", "pattern_limit", "message",
+				       reason),
+			     true);
+}
+
+/*
+ * Everything a call's patterns cost, run without the case's lock so the
+ * host's status, close and fail answer meanwhile.  Borrowing the policy
+ * and mocks is safe: a registered case's documents never change (EBUSY)
+ * and live until the case is freed.  LF_PATTERN_LIMIT with why.
+ */
+static enum lf_err case_match(const struct policy *p, const struct mocks *m,
+			      const char *case_id,
+			      const struct request_call *rc,
+			      struct mocks_fit **fit, struct lf_why *why)
+{
+	struct policy_decision d;
+	struct pattern_budget b;
+
+	*fit = NULL;
+	policy_decide(p, rc->tool, &d);
+	if (d.mode != LF_MODE_MOCK)
+		return LF_OK;
+	pattern_budget_init(&b, PATTERN_CALL_MS);
+	return mocks_fit(m, case_id, rc->tool, rc->args, &b, fit, why);
+}
+
+/* A repeated id is refused before any mock runs: it must not move a
+ * scenario.  Under the lock. */
+static bool case_duplicate(struct lf_case *c, const struct request_call *rc,
+			   const char *line, size_t len, struct lf_why *why)
+{
+	if (!case_find_call(c, rc->call_id))
+		return false;
+	lf_fail(why, LF_DUPLICATE, "duplicate call id '%s'", rc->call_id);
+	refuse_why(c, CASE_IN_REQUEST, LF_DUPLICATE, why, line, len,
+		   rc->call_id);
+	return true;
+}
+
+/*
+ * Decide one call into row.  Past --max-calls, or once a decision row
+ * would not fit under --max-ledger, the call is blocked as over the limit.
+ * The ledger limit is checked before the decision (so a call that cannot
+ * fit moves no scenario) and after it (a mock's payload counts); once
+ * hit it holds for every later call, as the call limit does.
+ */
+static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
+			       uint32_t seq, const struct mocks_fit *fit,
+			       enum lf_err matched, const char *limit_reason,
+			       json_t **row, enum lf_mode *mode, char **reply,
+			       bool *record, struct lf_why *why)
+{
+	enum lf_err e = LF_OK;
+
+	if (!c->ledger_full && c->ncalls < c->lim.max_calls &&
+	    !case_fits_call(c, row_bytes(*row) + MISSING_ROW_MAX))
+		c->ledger_full = true;
+	if (c->ncalls >= c->lim.max_calls || c->ledger_full)
+		goto over;
+	if (matched == LF_PATTERN_LIMIT) {
+		case_pattern_limit(*row, limit_reason);
+		*mode = LF_MODE_BLOCK;
+	} else if (matched != LF_OK) {
+		return lf_fail(why, matched, "%s", limit_reason);
+	} else {
+		e = decision_fill_fit(CASE_POLICY(c), CASE_MOCKS(c), c->mstate,
+				      c->name, rc->tool, rc->args, fit, *row,
+				      mode, why);
+	}
+	if (e != LF_OK)
+		return e;
+	if (case_fits_call(c, row_bytes(*row) + (*mode == LF_MODE_PASS
+							 ? MISSING_ROW_MAX
+							 : 0))) {
+		*reply = decision_reply(*row);
+		return LF_OK;
+	}
+	c->ledger_full = true;
+	json_decref(*row);
+	*row = call_row(c, rc, seq);
+	if (!*row)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+over:
+	/* Past the first, counted, not recorded, still answered. */
+	*reply = case_over_limit(c, rc, *row, record);
+	*mode = LF_MODE_BLOCK;
+	return LF_OK;
+}
+
 enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		      char **reply, struct lf_why *why)
 {
 	struct request_call rc;
+	struct mocks_fit *fit = NULL;
+	const struct policy *policy;
+	const struct mocks *mocks;
+	struct lf_why limit_why = {{0}};
+	enum lf_err matched = LF_OK;
 	json_t *row = NULL;
 	long long off;
 	size_t rlen;
@@ -197,34 +430,36 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, NULL);
 		goto unlock;
 	}
-	/* Before any mock runs: a repeated id must not move a scenario. */
-	if (case_find_call(c, rc.call_id)) {
-		e = lf_fail(why, LF_DUPLICATE, "duplicate call id '%s'",
-			    rc.call_id);
-		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, rc.call_id);
+	if (case_duplicate(c, &rc, line, len, why)) {
+		e = LF_DUPLICATE;
 		goto out;
 	}
+	if (c->ncalls < c->lim.max_calls && !c->ledger_full) {
+		policy = CASE_POLICY(c);
+		mocks = CASE_MOCKS(c);
+		pthread_mutex_unlock(&c->lock);
+		matched = case_match(policy, mocks, c->name, &rc, &fit,
+				     &limit_why);
+		pthread_mutex_lock(&c->lock);
+		/* Meanwhile the case may have closed, or the id been used. */
+		e = case_gate(c, CASE_IN_REQUEST, line, len, why);
+		if (e != LF_OK)
+			goto out;
+		if (case_duplicate(c, &rc, line, len, why)) {
+			e = LF_DUPLICATE;
+			goto out;
+		}
+	}
 	seq = (uint32_t)c->ncalls + 1;
-	row = json_pack("{s:s, s:I, s:s, s:s, s:O, s:s, s:I}", "phase",
-			"decision", "sequence", (json_int_t)seq, "call_id",
-			rc.call_id, "tool", rc.tool, "args", rc.args,
-			"decision_source", "host_mediator", "turn",
-			(json_int_t)c->turn);
+	row = call_row(c, &rc, seq);
 	if (!row) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
 	}
-	if (c->ncalls >= c->lim.max_calls) {
-		/* Past the first, counted, not recorded, still answered. */
-		*reply = case_over_limit(c, &rc, row, &record);
-		mode = LF_MODE_BLOCK;
-	} else {
-		e = decision_fill(CASE_POLICY(c), CASE_MOCKS(c), c->mstate,
-				  c->name, rc.tool, rc.args, row, &mode, why);
-		if (e != LF_OK)
-			goto out;
-		*reply = decision_reply(row);
-	}
+	e = case_decide(c, &rc, seq, fit, matched, limit_why.msg, &row, &mode,
+			reply, &record, why);
+	if (e != LF_OK)
+		goto out;
 	if (!*reply) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
@@ -247,8 +482,11 @@ out:
 		*reply = NULL;
 	}
 	json_decref(row);
+	mocks_fit_free(fit);
 	request_call_clear(&rc);
 unlock:
+	if (e != LF_OK)
+		case_note_error(c, CASE_IN_REQUEST, e, why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }
@@ -317,6 +555,13 @@ static enum lf_err case_result_locked(struct lf_case *c,
 	json_decref(dec);
 	if (!row)
 		return lf_fail(why, LF_NOMEM, "out of memory");
+	if (!case_fits(c, row_bytes(row), MISSING_ROW_MAX)) {
+		json_decref(row);
+		return lf_fail(why, LF_LEDGER_FULL,
+			       "result of call '%s' does not fit under the "
+			       "ledger limit of %llu bytes",
+			       rr->call_id, c->lim.max_ledger);
+	}
 	err = case_append(c, row, &off, &rlen, why);
 	json_decref(row);
 	if (err != LF_OK)
@@ -345,6 +590,8 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
 		refuse_why(c, CASE_IN_RESULT, e, why, line, len, rr.call_id);
 	request_result_clear(&rr);
 unlock:
+	if (e != LF_OK)
+		case_note_error(c, CASE_IN_RESULT, e, why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }

@@ -44,6 +44,7 @@ struct lf_case {
 	struct mocks_state *mstate;
 	/* Reasons, allocated only when there is one: most cases never need. */
 	char *policy_error, *mocks_error;
+	char *tools; /* the tools file given at open, NULL when none */
 
 	struct ledger *ledger;
 	struct call_entry *calls;
@@ -54,6 +55,8 @@ struct lf_case {
 	unsigned long n_mode[3];
 	unsigned long n_pending, n_missing, n_complete;
 	unsigned long refused, refused_rows, over_limit;
+	bool ledger_full; /* a call did not fit under max_ledger: block all */
+	_Atomic size_t pending_bytes; /* partial target lines held (view) */
 	char *latest_reply;
 	enum lf_err error_code;
 	char *error;
@@ -63,6 +66,10 @@ struct lf_case {
 #define CASE_POLICY(c) ((c)->pdoc ? (c)->pdoc->policy : NULL)
 #define CASE_MOCKS(c)  ((c)->mdoc ? (c)->mdoc->mocks : NULL)
 #define CASE_STR(s)    ((s) ? (s) : "")
+
+/* case_tools.c: take the stored tools file at load, checking its hash. */
+enum lf_err case_load_tools(struct lf_case *c, const char *text,
+			    const char *digest, struct lf_why *why);
 
 /* case.c */
 void case_set_str(char **field, const char *fmt, ...)

@@ -91,6 +91,7 @@ static enum lf_err case_read_meta(struct lf_case *c, struct load_ctx *lc,
 	json_t *meta = NULL;
 	json_error_t jerr;
 	const char *nonce, *policy, *mocks, *fail_reason = NULL;
+	const char *tools = NULL, *tools_digest = NULL;
 	json_t *pv = NULL, *mv = NULL;
 	json_int_t refused = 0, over = 0;
 	enum lf_err e = LF_IO;
@@ -120,15 +121,20 @@ static enum lf_err case_read_meta(struct lf_case *c, struct load_ctx *lc,
 	}
 	meta = text ? json_loadb(text, len, 0, &jerr) : NULL;
 	if (!meta ||
-	    json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}, s?s}", "nonce",
-			&nonce, "policy", &pv, "mocks", &mv, "counters",
-			"refused", &refused, "over_limit", &over, "failed",
-			&fail_reason) < 0 ||
+	    json_unpack(meta, "{s:s, s?o, s?o, s?{s?I, s?I}, s?s, s?s, s?s}",
+			"nonce", &nonce, "policy", &pv, "mocks", &mv,
+			"counters", "refused", &refused, "over_limit", &over,
+			"failed", &fail_reason, "tools", &tools, "tools_sha256",
+			&tools_digest) < 0 ||
 	    strlen(nonce) >= sizeof(c->nonce) ||
 	    (pv && !json_is_string(pv) && !json_is_null(pv)) ||
 	    (mv && !json_is_string(mv) && !json_is_null(mv))) {
 		e = lf_fail(why, LF_VERIFY, "case %s: case.json is malformed",
 			    c->name);
+		goto out;
+	}
+	if (tools && case_load_tools(c, tools, tools_digest, why) != LF_OK) {
+		e = LF_VERIFY;
 		goto out;
 	}
 	snprintf(c->nonce, sizeof(c->nonce), "%s", nonce);

@@ -46,6 +46,9 @@ const char *lf_err_name(enum lf_err code)
 		[LF_VERIFY] = "LF_VERIFY",
 		[LF_IO] = "LF_IO",
 		[LF_NOMEM] = "LF_NOMEM",
+		[LF_PATTERN_LIMIT] = "LF_PATTERN_LIMIT",
+		[LF_LEDGER_FULL] = "LF_LEDGER_FULL",
+		[LF_PENDING_FULL] = "LF_PENDING_FULL",
 	};
 
 	if ((unsigned)code >= LF_ERR_COUNT || !names[code])

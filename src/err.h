@@ -31,6 +31,9 @@ enum lf_err {
 	LF_VERIFY,	 /* a ledger does not verify */
 	LF_IO,		 /* read/write/fdatasync failed (EIO) */
 	LF_NOMEM,	 /* allocation failed (ENOMEM) */
+	LF_PATTERN_LIMIT, /* a call's matching ran out of budget (a reply) */
+	LF_LEDGER_FULL,	  /* a row would pass the case's --max-ledger (EFBIG) */
+	LF_PENDING_FULL,  /* partial lines past --max-pending (ENOBUFS) */
 	LF_ERR_COUNT
 };
 

@@ -62,7 +62,7 @@ TestSuite(case_rules, .init = setup, .fini = teardown);
 
 static struct case_limits lim(unsigned long calls, unsigned long refused)
 {
-	struct case_limits l = {0, calls, refused};
+	struct case_limits l = {0, calls, refused, 0};
 	return l;
 }
 
@@ -369,14 +369,14 @@ Test(case_rules, reply_shapes_follow_the_protocol)
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"matched\":\"lookups\",\"reason\":\"allowed by mediation policy rule 'lookups'\"}\n");
+		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"real_executed\":false,\"flagged\":false,\"reason\":\"allowed by mediation policy rule 'lookups'\",\"decision_reason\":\"allowed by mediation policy rule 'lookups'\",\"matched\":\"lookups\",\"returned\":null,\"is_error\":false,\"result_source\":\"target_reported\",\"result_authoritative\":false}\n");
 	free(r);
 	cr_assert_eq(
 		call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r),
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"matched\":\"<default>\",\"reason\":\"blocked by default mediation policy\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
+		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"real_executed\":false,\"flagged\":true,\"reason\":\"blocked by default mediation policy\",\"decision_reason\":\"blocked by default mediation policy\",\"matched\":\"<default>\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
 	free(r);
 	case_free(c);
 }
@@ -504,19 +504,29 @@ Test(case_rules, restart_keeps_a_case_failed_by_its_ledger_failed)
 	case_free(c);
 }
 
-/* Only the ledger's own failure stops refusal rows, not a fail reason
- * that happens to begin with "ledger". */
-Test(case_rules, host_fail_reason_never_stops_refusal_rows)
+/* ledgerfs(8) LIFECYCLE: after case_closed no row, only the reason. */
+Test(case_rules, closed_case_appends_no_row_after_case_closed)
 {
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	struct lf_why why;
 	unsigned long long before;
+	enum lf_err code;
+	char *err;
 
 	cr_assert_eq(case_command(c, "fail ledger mismatch", 20, &why), LF_OK);
 	before = rows(c);
 	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL),
 		     LF_CLOSED);
-	cr_expect_eq(rows(c), before + 1, "the EPIPE refusal is recorded");
+	cr_assert_eq(result(c, "{\"call_id\":\"q\",\"returned\":1}"),
+		     LF_CLOSED);
+	cr_assert_eq(
+		case_refuse(c, CASE_IN_REQUEST, LF_TOO_BIG, "too long", "x", 1),
+		LF_CLOSED);
+	cr_expect_eq(rows(c), before, "no row after case_closed");
+	err = case_error_text(c, &code);
+	cr_expect_eq(code, LF_CLOSED);
+	cr_expect_str_eq(err, "request: case C is failed");
+	free(err);
 	case_free(c);
 }
 

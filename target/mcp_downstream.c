@@ -1,0 +1,295 @@
+/*
+ * mcp_downstream.c - the MCP server a passed call is forwarded to
+ * (ledgerfs-mcp(1) DOWNSTREAM): spawned with pipes on its standard input
+ * and output, initialized once, then asked tools/call by many threads at
+ * once.  A reader thread matches its answers to the waiting requests.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pipe2 */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp.h"
+
+extern char **environ;
+
+/* One request waiting for its answer. */
+struct ds_wait {
+	json_int_t id;
+	json_t *result, *error; /* set by the reader */
+	bool done;
+	struct ds_wait *next;
+};
+
+struct mcp_downstream {
+	pid_t pid;
+	int in_fd, out_fd; /* its stdin (we write), its stdout (we read) */
+	pthread_t reader;
+	pthread_mutex_t lock, out_lock;
+	pthread_cond_t cond;
+	json_int_t next_id;
+	struct ds_wait *waits;
+	bool dead;
+};
+
+/* Answer the downstream's own requests: ping, else method not found. */
+static void ds_answer(struct mcp_downstream *d, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *id = json_object_get(msg, "id"), *r;
+
+	if (!id)
+		return; /* a notification */
+	if (method && strcmp(method, "ping") == 0)
+		r = json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id,
+			      "result");
+	else
+		r = mcp_error(id, -32601, "method not found");
+	if (r)
+		mcp_send(d->in_fd, &d->out_lock, r);
+	json_decref(r);
+}
+
+static void ds_deliver(struct mcp_downstream *d, json_t *msg)
+{
+	json_t *id = json_object_get(msg, "id");
+	struct ds_wait *w;
+
+	if (json_object_get(msg, "method")) {
+		ds_answer(d, msg);
+		return;
+	}
+	if (!json_is_integer(id))
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (w = d->waits; w; w = w->next)
+		if (w->id == json_integer_value(id) && !w->done) {
+			json_t *res = json_object_get(msg, "result");
+			json_t *err = json_object_get(msg, "error");
+
+			if (json_is_object(res))
+				w->result = json_incref(res);
+			else
+				w->error =
+					json_is_object(err)
+						? json_incref(err)
+						: json_pack("{s:s}", "message",
+							    "malformed answer");
+			w->done = true;
+			pthread_cond_broadcast(&d->cond);
+			break;
+		}
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void *ds_reader(void *arg)
+{
+	struct mcp_downstream *d = arg;
+	struct mcp_reader r;
+	char *line, why[128];
+	size_t len;
+	enum mcp_read got;
+
+	mcp_reader_init(&r, d->out_fd);
+	while ((got = mcp_read_line(&r, &line, &len)) != MCP_EOF) {
+		json_t *msg;
+
+		if (got == MCP_TOO_LONG) {
+			mcp_log("downstream: a line over the limit, dropped");
+			continue;
+		}
+		msg = mcp_parse(line, len, why, sizeof(why));
+		if (!json_is_object(msg))
+			mcp_log("downstream: not a JSON-RPC message: %s", why);
+		else
+			ds_deliver(d, msg);
+		json_decref(msg);
+	}
+	mcp_reader_free(&r);
+	pthread_mutex_lock(&d->lock);
+	d->dead = true;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+json_t *mcp_downstream_request(struct mcp_downstream *d, const char *method,
+			       json_t *params, const bool *cancel,
+			       json_t **error, bool *sent)
+{
+	struct ds_wait w = {0}, **pp;
+	json_t *req, *res = NULL;
+	bool cancelled;
+
+	*error = NULL;
+	*sent = false;
+	pthread_mutex_lock(&d->lock);
+	if (d->dead) {
+		pthread_mutex_unlock(&d->lock);
+		*error = json_pack("{s:s}", "message",
+				   "the downstream server has exited");
+		return NULL;
+	}
+	w.id = ++d->next_id;
+	w.next = d->waits;
+	d->waits = &w;
+	pthread_mutex_unlock(&d->lock);
+	req = json_pack("{s:s, s:I, s:s, s:O}", "jsonrpc", "2.0", "id", w.id,
+			"method", method, "params", params);
+	*sent = req && mcp_send(d->in_fd, &d->out_lock, req) == 0;
+	json_decref(req);
+	pthread_mutex_lock(&d->lock);
+	while (*sent && !w.done && !d->dead && !(cancel && *cancel))
+		pthread_cond_wait(&d->cond, &d->lock);
+	for (pp = &d->waits; *pp; pp = &(*pp)->next)
+		if (*pp == &w) {
+			*pp = w.next;
+			break;
+		}
+	cancelled = cancel && *cancel;
+	pthread_mutex_unlock(&d->lock);
+	if (w.done) {
+		res = w.result;
+		*error = w.error;
+	} else if (cancelled) {
+		json_t *note = json_pack(
+			"{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method",
+			"notifications/cancelled", "params", "requestId", w.id,
+			"reason", "cancelled by the client");
+
+		/* Its answer, if one still comes, is dropped by the reader. */
+		if (note)
+			mcp_send(d->in_fd, &d->out_lock, note);
+		json_decref(note);
+		*error = json_pack("{s:s}", "message", "cancelled");
+	} else {
+		*error = json_pack("{s:s}", "message",
+				   "the downstream server has exited");
+	}
+	return res;
+}
+
+void mcp_downstream_set(struct mcp_downstream *d, bool *flag)
+{
+	if (!d) {
+		*flag = true;
+		return;
+	}
+	pthread_mutex_lock(&d->lock);
+	*flag = true;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static int ds_spawn(struct mcp_downstream *d, char **argv)
+{
+	posix_spawn_file_actions_t fa;
+	int to[2], from[2], rc;
+
+	if (pipe2(to, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(from, O_CLOEXEC) < 0) {
+		close(to[0]);
+		close(to[1]);
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+	rc = posix_spawnp(&d->pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(to[0]);
+	close(from[1]);
+	if (rc) {
+		close(to[1]);
+		close(from[0]);
+		errno = rc;
+		return -1;
+	}
+	d->in_fd = to[1];
+	d->out_fd = from[0];
+	return 0;
+}
+
+struct mcp_downstream *mcp_downstream_start(char **argv)
+{
+	struct mcp_downstream *d = calloc(1, sizeof(*d));
+	json_t *params, *res, *err = NULL, *note;
+	bool sent;
+
+	if (!d)
+		return NULL;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->out_lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	/* A downstream that exits must not kill us with SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	if (ds_spawn(d, argv) < 0) {
+		mcp_log("downstream %s: %s", argv[0], strerror(errno));
+		free(d);
+		return NULL;
+	}
+	if (pthread_create(&d->reader, NULL, ds_reader, d)) {
+		mcp_log("downstream: no reader thread");
+		close(d->in_fd);
+		close(d->out_fd);
+		waitpid(d->pid, NULL, 0);
+		free(d);
+		return NULL;
+	}
+	params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
+			   "2025-06-18", "capabilities", "clientInfo", "name",
+			   "ledgerfs-mcp", "version", LEDGERFS_VERSION);
+	res = mcp_downstream_request(d, "initialize", params, NULL, &err,
+				     &sent);
+	json_decref(params);
+	if (!res) {
+		mcp_log("downstream %s: initialize failed: %s", argv[0],
+			json_string_value(json_object_get(err, "message")));
+		json_decref(err);
+		mcp_downstream_stop(d);
+		return NULL;
+	}
+	json_decref(res);
+	note = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method",
+			 "notifications/initialized");
+	mcp_send(d->in_fd, &d->out_lock, note);
+	json_decref(note);
+	return d;
+}
+
+void mcp_downstream_stop(struct mcp_downstream *d)
+{
+	int i, st;
+
+	if (!d)
+		return;
+	/* An MCP stdio server exits when its input closes. */
+	close(d->in_fd);
+	for (i = 0; i < 40; i++) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	if (i == 40) {
+		kill(d->pid, SIGTERM);
+		waitpid(d->pid, &st, 0);
+	}
+	pthread_join(d->reader, NULL);
+	close(d->out_fd);
+	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->out_lock);
+	pthread_cond_destroy(&d->cond);
+	free(d);
+}

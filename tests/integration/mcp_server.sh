@@ -1,0 +1,93 @@
+#!/bin/sh
+# mcp_server.sh - ledgerfs-mcp(1) at the JSON-RPC level, one rule a
+# check: the error codes for malformed input, the bounds, the result
+# shapes by decision, a refused call, stdout carrying JSON-RPC alone, and
+# exit 0 when stdin closes.  The SDK test (mcp_sdk_client.sh) covers a
+# real client; this one needs nothing but the build.
+. "$(dirname "$0")/lib.sh"
+MCP=$top_builddir/ledgerfs-mcp
+[ -x "$MCP" ] || lf_skip_all "ledgerfs-mcp not built"
+lf_setup
+lf_start
+lf_open_reg C
+d=$(lf_tdir C)
+
+# mcp LINES...: run the server on these lines; stdout in $work/out,
+# stderr in $work/err, status in $rc.
+mcp() {
+	printf '%s\n' "$@" | timeout 20 "$MCP" --dir="$d" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+# answer ID: the response line with that id
+answer() { grep -F "\"id\":$1," "$work/out"; }
+
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+mcp "$init" '{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+assert_contains initialize_answers_with_the_requested_supported_revision "$(answer 1)" '"protocolVersion":"2025-06-18"'
+assert_contains initialize_answers_an_unknown_revision_with_the_latest "$(answer 2)" '"protocolVersion":"2025-11-25"'
+assert_eq the_server_exits_0_when_stdin_closes 0 "$rc"
+
+mcp "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","method":"notifications/whatever","params":{}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"ping"}'
+rule_begin notifications_get_no_response
+rule_eq lines 2 "$(wc -l <"$work/out" | tr -d ' ')"
+rule_has ping "$(answer 3)" '"result":{}'
+rule_end
+
+mcp 'not json' '[{"jsonrpc":"2.0","id":4,"method":"ping"}]' \
+	'{"jsonrpc":"1.0","id":5,"method":"ping"}' '{"jsonrpc":"2.0","id":{},"method":"ping"}' \
+	'{"jsonrpc":"2.0","id":6,"method":"resources/list"}' \
+	'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{}}}' \
+	'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","arguments":[1]}}' \
+	'{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}'
+assert_contains a_line_that_is_not_json_is_32700 "$(sed -n 1p "$work/out")" '"id":null,"error":{"code":-32700'
+assert_contains a_batch_is_32600 "$(sed -n 2p "$work/out")" '"id":null,"error":{"code":-32600'
+assert_contains a_wrong_jsonrpc_version_is_32600 "$(answer 5)" '"code":-32600'
+assert_contains an_object_id_is_32600_with_a_null_id "$(sed -n 4p "$work/out")" '"id":null,"error":{"code":-32600'
+assert_contains an_unknown_method_is_32601 "$(answer 6)" '"code":-32601'
+assert_contains tools_call_without_a_name_is_32602 "$(answer 7)" '"code":-32602'
+assert_contains tools_call_with_array_arguments_is_32602 "$(answer 8)" '"code":-32602'
+assert_contains initialize_without_a_revision_is_32602 "$(answer 9)" '"code":-32602'
+
+deep=$(printf '%0.s[' $(seq 1 100))
+big=$(head -c 9000000 /dev/zero | tr '\0' 'a')
+mcp "$deep" "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\",\"params\":{\"x\":\"$big\"}}" \
+	'{"jsonrpc":"2.0","id":11,"method":"ping"}'
+assert_contains input_nested_too_deep_is_32700 "$(sed -n 1p "$work/out")" 'nested deeper than 64'
+assert_contains a_line_over_8_mib_is_dropped_as_32700 "$(sed -n 2p "$work/out")" 'line over the limit'
+assert_contains the_server_serves_on_after_an_oversized_line "$(answer 11)" '"result":{}'
+
+rows0=$(lf_rows C)
+mcp "$init" '{"jsonrpc":"2.0","id":20,"method":"tools/list"}' \
+	'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"send_a","arguments":{"n":1}}}' \
+	'{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"delete_a"}}' \
+	'{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"lookup_a","arguments":{}}}'
+assert_eq tools_list_without_a_tools_file_lists_the_policy_exact_names \
+	'{"jsonrpc":"2.0","id":20,"result":{"tools":[{"name":"resume_line","inputSchema":{"type":"object"}}]}}' "$(answer 20)"
+assert_contains a_mocked_call_has_structured_content "$(answer 21)" '"isError":false,"structuredContent":{"status":"sent"}'
+assert_contains a_blocked_call_is_a_tool_error_with_the_reason "$(answer 22)" '"content":[{"type":"text","text":"blocked by mediation policy rule '"'"'delete_*'"'"'"}'
+rule_begin a_passed_call_without_downstream_is_a_no_implementation_error_recorded_as_not_executed
+rule_has answer "$(answer 23)" '"text":"no implementation'
+# Calls run concurrently: find the row, not the last one.
+row=$(grep -F '"phase":"completion"' "$(lf_ledger C)" | grep -F '"tool":"lookup_a"')
+rule_has row "$row" '"real_executed":false'
+rule_has row "$row" '"returned":{"error":"no implementation'
+rule_end
+assert_eq every_call_is_one_decision_row_plus_the_passed_result 4 $(($(lf_rows C) - rows0))
+rule_begin stdout_carries_json_rpc_alone
+rule_eq "non-JSON-RPC lines" 0 "$(grep -vc '^{"jsonrpc":"2.0",' "$work/out")"
+rule_end
+
+echo close >"$(lf_cdir C)/ctl"
+mcp '{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"send_a"}}'
+assert_contains a_call_the_view_refuses_is_a_tool_error_naming_errno_and_reason "$(answer 30)" '"text":"ledgerfs refused the call: Broken pipe: EPIPE'
+
+printf '%s\n' "$init" | timeout 20 "$MCP" --dir="$d" -- /nonexistent/server >"$work/out" 2>"$work/err"
+rc=$?
+rule_begin a_downstream_that_cannot_start_exits_1_with_the_reason
+rule_eq status 1 "$rc"
+rule_has stderr "$(cat "$work/err")" "ledgerfs-mcp: downstream /nonexistent/server"
+rule_eq stdout "" "$(cat "$work/out")"
+rule_end
+lf_finish
