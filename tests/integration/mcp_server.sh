@@ -17,6 +17,7 @@ d=$(lf_tdir C)
 mcp() {
 	printf '%s\n' "$@" | timeout 20 "$MCP" --dir="$d" >"$work/out" 2>"$work/err"
 	rc=$?
+	cat "$work/err" >>"$work/all.err"
 }
 # answer ID: the response line with that id
 answer() { grep -F "\"id\":$1," "$work/out"; }
@@ -90,4 +91,7 @@ rule_eq status 1 "$rc"
 rule_has stderr "$(cat "$work/err")" "ledgerfs-mcp: downstream /nonexistent/server"
 rule_eq stdout "" "$(cat "$work/out")"
 rule_end
+# A sanitizer build of the server must have reported nothing either.
+assert_eq the_server_has_no_sanitizer_report "" \
+	"$(grep -hE 'runtime error|AddressSanitizer|LeakSanitizer' "$work/all.err" "$work/err")"
 lf_finish
