@@ -22,6 +22,8 @@ int ctl_evidence_main(int argc, char **argv);
 int ctl_transcript_main(int argc, char **argv);
 /* check-target PID [--mount DIR] [--backing DIR] [--key FILE]: 0/1/2. */
 int ctl_check_target_main(int argc, char **argv);
+/* console [--listen ADDR] [--allow-remote] [MOUNT]: 0 at SIGINT/TERM, 2. */
+int ctl_console_main(int argc, char **argv);
 
 /*
  * Read the host key to check MACs (never creates it): 0 loaded, 1 the

@@ -23,8 +23,9 @@
 #include "transcript.h"
 
 #define EV_USAGE "usage: ledgerctl evidence LEDGER [--turn N] [--key FILE]\n"
-#define TR_USAGE                                                               \
-	"usage: ledgerctl transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
+#define TR_USAGE                                                                     \
+	"usage: ledgerctl transcript LEDGER --target FILE [--turn N] [--key FILE]\n" \
+	"                            [--replace]\n"
 
 /* How often a mounted case is re-read when rows moved on meanwhile. */
 #define EV_MOUNT_TRIES 10
@@ -38,6 +39,7 @@ struct ev_args {
 	const char *key;
 	const char *target;
 	unsigned long turn;
+	bool replace; /* ASSERT's gate: replace target tool events */
 };
 
 static int parse_turn(const char *s, unsigned long *out)
@@ -81,6 +83,8 @@ static int parse_args(int argc, char **argv, struct ev_args *a, bool target)
 			a->key = s + 6;
 		} else if (target && !strncmp(s, "--target=", 9)) {
 			a->target = s + 9;
+		} else if (target && !strcmp(s, "--replace")) {
+			a->replace = true;
 		} else if (s[0] == '-' && s[1]) {
 			fprintf(stderr, "ledgerctl %s: unknown option %s\n%s",
 				a->cmd, s, usage);
@@ -363,25 +367,51 @@ int ctl_evidence_main(int argc, char **argv)
 	return rc;
 }
 
+/* One message a line, for transcripts that came as lines. */
+static int print_jsonl(const json_t *msgs)
+{
+	const json_t *m;
+	size_t i;
+
+	json_array_foreach(msgs, i, m)
+	{
+		if (json_dumpf(m, stdout, JSON_COMPACT) != 0 ||
+		    putchar('\n') == EOF)
+			return EV_USAGE_ERR;
+	}
+	return fflush(stdout) == 0 ? EV_OK : EV_USAGE_ERR;
+}
+
 /* The target's transcript, or NULL with the reason said (exit 2). */
-static struct transcript *load_transcript(const struct ev_args *a, json_t **doc)
+static struct transcript *load_transcript(const struct ev_args *a, json_t **doc,
+					  enum transcript_shape *shape)
 {
 	struct transcript *t = NULL;
 	struct lf_why why = {{0}};
-	json_error_t err;
+	size_t len = 0;
+	char *text = NULL;
 	bool ambiguous;
+	int fd;
 
-	*doc = json_load_file(a->target, JSON_REJECT_DUPLICATES, &err);
-	if (!*doc) {
-		fprintf(stderr, "ledgerctl transcript: %s: line %d: %s\n",
-			a->target, err.line, err.text);
+	*doc = NULL;
+	fd = open(a->target, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		text = slurp(fd, &len);
+		close(fd);
+	}
+	if (!text) {
+		fprintf(stderr, "ledgerctl transcript: cannot read %s: %s\n",
+			a->target, strerror(errno));
 		return NULL;
 	}
-	if (transcript_parse(*doc, &t, &ambiguous, &why) != LF_OK) {
+	if (transcript_read(text, len, doc, shape, &why) != LF_OK ||
+	    transcript_parse(*doc, &t, &ambiguous, &why) != LF_OK) {
 		fprintf(stderr, "ledgerctl transcript: %s: %s\n", a->target,
 			why.msg);
+		free(text);
 		return NULL;
 	}
+	free(text);
 	if (ambiguous)
 		fprintf(stderr,
 			"ledgerctl transcript: %s: no tool call or result tells the form apart; read as %s\n",
@@ -389,13 +419,64 @@ static struct transcript *load_transcript(const struct ev_args *a, json_t **doc)
 	return t;
 }
 
+/* Exit 1 with the offences on stderr and the host evidence on stdout. */
+static int gate_failed(const struct ev_args *a, const json_t *problems,
+		       const json_t *events)
+{
+	size_t i;
+
+	/* Nothing the host recorded is dropped because the gate failed. */
+	for (i = 0; i < json_array_size(problems); i++)
+		fprintf(stderr, "ledgerctl transcript: %s\n",
+			json_string_value(json_array_get(problems, i)));
+	if (a->turn)
+		fprintf(stderr,
+			"ledgerctl transcript: only host rows of turn %lu were counted\n",
+			a->turn);
+	fprintf(stderr,
+		"ledgerctl transcript: gate failed: %zu offence(s); the host evidence follows on stdout\n",
+		json_array_size(problems));
+	return print_json(events) == EV_OK ? EV_GATE : EV_USAGE_ERR;
+}
+
+/* --replace: ASSERT's gate; what it replaced goes to stderr. */
+static int replace_gate(const struct ev_args *a, const struct transcript *t,
+			const json_t *events, json_t **out)
+{
+	struct lf_why why = {{0}};
+	json_t *replaced = NULL, *one;
+	enum lf_err e;
+	size_t i;
+	int rc;
+
+	e = transcript_replace(t, events, out, &replaced, &why);
+	if (e == LF_VERIFY) {
+		one = json_pack("[s]", why.msg);
+		rc = one ? gate_failed(a, one, events) : EV_USAGE_ERR;
+		json_decref(one);
+		return rc;
+	}
+	if (e != LF_OK) {
+		fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
+		return EV_USAGE_ERR;
+	}
+	json_array_foreach(replaced, i, one) fprintf(
+		stderr, "ledgerctl transcript: %s\n", json_string_value(one));
+	fprintf(stderr,
+		"ledgerctl transcript: --replace: %zu target tool event(s) dropped, %zu host call(s) inserted, %zu replacement(s) listed\n",
+		transcript_events_shown(t), json_array_size(events),
+		json_array_size(replaced));
+	json_decref(replaced);
+	return EV_OK;
+}
+
 int ctl_transcript_main(int argc, char **argv)
 {
 	struct ev_args a = {.cmd = "transcript"};
 	struct lf_why why = {{0}};
 	struct transcript *t = NULL;
+	enum transcript_shape shape;
 	json_t *doc = NULL, *events = NULL, *problems = NULL, *out = NULL;
-	size_t i;
 	int rc = EV_USAGE_ERR;
 
 	if (argc > 1 &&
@@ -406,37 +487,33 @@ int ctl_transcript_main(int argc, char **argv)
 	if (parse_args(argc, argv, &a, true) < 0)
 		return EV_USAGE_ERR;
 	chain_init();
-	t = load_transcript(&a, &doc);
+	t = load_transcript(&a, &doc, &shape);
 	if (!t)
 		goto out;
 	rc = load_events(&a, &events);
 	if (rc != EV_OK)
 		goto out;
 	rc = EV_USAGE_ERR;
-	if (transcript_gate(t, events, &problems, &why) != LF_OK) {
-		fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
-		goto out;
+	if (a.replace) {
+		rc = replace_gate(&a, t, events, &out);
+		if (rc != EV_OK)
+			goto out;
+	} else {
+		if (transcript_gate(t, events, &problems, &why) != LF_OK) {
+			fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
+			goto out;
+		}
+		if (json_array_size(problems)) {
+			rc = gate_failed(&a, problems, events);
+			goto out;
+		}
+		if (transcript_rewrite(t, events, &out, &why) != LF_OK) {
+			fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
+			goto out;
+		}
 	}
-	if (json_array_size(problems)) {
-		/* Nothing the host recorded is dropped because the gate failed. */
-		for (i = 0; i < json_array_size(problems); i++)
-			fprintf(stderr, "ledgerctl transcript: %s\n",
-				json_string_value(json_array_get(problems, i)));
-		if (a.turn)
-			fprintf(stderr,
-				"ledgerctl transcript: only host rows of turn %lu were counted\n",
-				a.turn);
-		fprintf(stderr,
-			"ledgerctl transcript: gate failed: %zu offence(s); the host evidence follows on stdout\n",
-			json_array_size(problems));
-		rc = print_json(events) == EV_OK ? EV_GATE : EV_USAGE_ERR;
-		goto out;
-	}
-	if (transcript_rewrite(t, events, &out, &why) != LF_OK) {
-		fprintf(stderr, "ledgerctl transcript: %s\n", why.msg);
-		goto out;
-	}
-	rc = print_json(out);
+	rc = shape == TRANSCRIPT_SHAPE_JSON ? print_json(out)
+					    : print_jsonl(out);
 out:
 	json_decref(out);
 	json_decref(problems);

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"  evidence LEDGER [--turn N] [--key FILE]\n"
 		"  transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
 		"  check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
+		"  console [--listen ADDR[:PORT]] [--allow-remote] [MOUNTPOINT]\n"
 		"The mount defaults to $LEDGERFS_MOUNT, else " CTL_DEFAULT_MOUNT
 		". See ledgerctl(1).\n");
 }
@@ -36,6 +37,7 @@ static const struct {
 	{"evidence", ctl_evidence_main},
 	{"transcript", ctl_transcript_main},
 	{"check-target", ctl_check_target_main},
+	{"console", ctl_console_main},
 };
 
 int main(int argc, char **argv)

@@ -29,6 +29,10 @@
 
 #define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
 #define FH_LINE_KEEP  (64u * 1024) /* a line buffer kept for the next line */
+/* One case's share of --max-pending: a quarter, but one whole line. */
+#define FH_CASE_PENDING(ctx)                                                   \
+	((ctx)->max_pending / 4 > (ctx)->max_line + 1 ? (ctx)->max_pending / 4 \
+						      : (ctx)->max_line + 1)
 
 /* The node comes first: fstat and ftruncate find it there (ops.c). */
 struct lfs_fh {
@@ -105,15 +109,22 @@ static int fh_line_room(struct lfs_fh *fh, size_t need, size_t limit)
 	if (ncap > limit + 1)
 		ncap = limit + 1;
 	add = ncap - fh->cap;
-	if (fh->charged && atomic_fetch_add(&ctx->pending_bytes, add) + add >
-				   ctx->max_pending) {
-		atomic_fetch_sub(&ctx->pending_bytes, add);
-		return -ENOBUFS;
+	if (fh->charged) {
+		if (!case_charge_pending(fh->n.c, add, FH_CASE_PENDING(ctx)))
+			return -ENOBUFS;
+		if (atomic_fetch_add(&ctx->pending_bytes, add) + add >
+		    ctx->max_pending) {
+			atomic_fetch_sub(&ctx->pending_bytes, add);
+			case_uncharge_pending(fh->n.c, add);
+			return -ENOBUFS;
+		}
 	}
 	t = realloc(fh->buf, ncap);
 	if (!t) {
-		if (fh->charged)
+		if (fh->charged) {
 			atomic_fetch_sub(&ctx->pending_bytes, add);
+			case_uncharge_pending(fh->n.c, add);
+		}
 		return -ENOMEM;
 	}
 	fh->buf = t;
@@ -124,8 +135,10 @@ static int fh_line_room(struct lfs_fh *fh, size_t need, size_t limit)
 /* Free the line buffer and give its bytes back to the budget. */
 static void fh_line_free(struct lfs_fh *fh)
 {
-	if (fh->charged)
+	if (fh->charged) {
 		atomic_fetch_sub(&lfs_context()->pending_bytes, fh->cap);
+		case_uncharge_pending(fh->n.c, fh->cap);
+	}
 	free(fh->buf);
 	fh->buf = NULL;
 	fh->len = fh->cap = 0;
@@ -382,9 +395,9 @@ static int fh_no_room(struct lfs_fh *fh, int rc)
 		return fh_refuse_line(fh, LF_NOMEM,
 				      "out of memory for a partial line");
 	snprintf(reason, sizeof(reason),
-		 "partial lines of all descriptors past the daemon's limit "
-		 "of %zu bytes (--max-pending)",
-		 lfs_context()->max_pending);
+		 "partial lines past the limit of %zu bytes for the daemon "
+		 "(--max-pending), %zu for one case",
+		 lfs_context()->max_pending, FH_CASE_PENDING(lfs_context()));
 	return fh_refuse_line(fh, LF_PENDING_FULL, reason);
 }
 

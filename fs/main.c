@@ -6,96 +6,108 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backing.h"
 #include "chain.h"
 #include "ops.h"
+#include "options.h"
 #include "registry.h"
 #include "request.h"
-#include "units.h"
 #include <fuse_lowlevel.h> /* fuse_parse_cmdline */
 
-#define DEFAULT_BACKING		"/var/lib/ledgerfs"
-#define DEFAULT_KEY		"/etc/ledgerfs/host.key"
+/* configure's directories (ledgerfs(8) FILES); Makefile.am passes them. */
+#ifndef LEDGERFS_SYSCONFDIR
+#define LEDGERFS_SYSCONFDIR "/etc"
+#endif
+#ifndef LEDGERFS_LOCALSTATEDIR
+#define LEDGERFS_LOCALSTATEDIR "/var"
+#endif
+#ifndef LEDGERFS_RUNSTATEDIR
+#define LEDGERFS_RUNSTATEDIR "/run"
+#endif
+#define DEFAULT_BACKING		LEDGERFS_LOCALSTATEDIR "/lib/ledgerfs"
+#define DEFAULT_KEY		LEDGERFS_SYSCONFDIR "/ledgerfs/host.key"
+#define DEFAULT_MOUNT		LEDGERFS_RUNSTATEDIR "/ledgerfs"
 #define LFS_THREADS		256 /* worker threads unless -o max_threads */
 #define LFS_IDLE_THREADS	64 /* idle threads kept unless -o max_idle_threads */
-#define LFS_MAX_PENDING_DEFAULT ((size_t)64 << 20)
+#define LFS_MAX_PENDING_DEFAULT ((uint64_t)64 << 20)
 
 struct options {
 	char *backing;
 	char *key;
-	char *mountpoint;
 	char *sync;
-	unsigned long max_line;
-	unsigned long max_calls;
-	unsigned long max_refused;
-	char *max_pending; /* a size (units_size) */
-	char *max_ledger;  /* a size (units_size) */
-	int show_help;
-	int show_version;
+	uint64_t max_line;
+	uint64_t max_calls;
+	uint64_t max_refused;
+	uint64_t max_pending; /* partial target lines, daemon-wide */
+	uint64_t max_ledger;  /* ledger bytes per case */
 };
 
-#define OPT(t, p)                                                              \
+/*
+ * Every daemon option, once: each is taken as --NAME=VALUE, --NAME VALUE
+ * and -o NAME=VALUE (ledgerfs(8) OPTIONS).  A new option is one row here
+ * and one field above.
+ */
+#define OPT(n, t, f, w, a, h)                                                  \
 	{                                                                      \
-		t, offsetof(struct options, p), 1                              \
+		n, t, offsetof(struct options, f), w, a, h                     \
 	}
-static const struct fuse_opt option_spec[] = {
-	OPT("--backing=%s", backing),
-	OPT("--key=%s", key),
-	OPT("--max-line=%lu", max_line),
-	OPT("--max-calls=%lu", max_calls),
-	OPT("--max-refused=%lu", max_refused),
-	OPT("--max-pending=%s", max_pending),
-	OPT("--max-ledger=%s", max_ledger),
-	OPT("--sync=%s", sync),
-	OPT("-h", show_help),
-	OPT("--help", show_help),
-	OPT("-V", show_version),
-	OPT("--version", show_version),
-	FUSE_OPT_END,
+static const struct lfs_opt option_table[] = {
+	OPT("backing", LFS_OPT_PATH, backing, NULL, "DIR",
+	    "ledgers and case state (default " DEFAULT_BACKING ")"),
+	OPT("key", LFS_OPT_PATH, key, NULL, "FILE",
+	    "host key, created when absent (default " DEFAULT_KEY ")"),
+	OPT("max-line", LFS_OPT_SIZE, max_line, NULL, "BYTES",
+	    "request line limit (default 1MiB)"),
+	OPT("max-calls", LFS_OPT_COUNT, max_calls, NULL, "N",
+	    "calls per case before calls are blocked (default 100000)"),
+	OPT("max-refused", LFS_OPT_COUNT, max_refused, NULL, "N",
+	    "refused rows kept per case (default 64)"),
+	OPT("max-pending", LFS_OPT_SIZE, max_pending, NULL, "BYTES",
+	    "partial target lines held, daemon-wide (default 64MiB)"),
+	OPT("max-ledger", LFS_OPT_SIZE, max_ledger, NULL, "BYTES",
+	    "ledger bytes per case before calls are blocked (default 1GiB)"),
+	OPT("sync", LFS_OPT_WORD, sync, "group|file", "group|file",
+	    "one flush shared by rows (group, default) or one per row"),
+	{NULL, 0, 0, NULL, NULL, NULL},
 };
 
-static int opt_proc(void *data, const char *arg, int key,
-		    struct fuse_args *outargs)
+static void usage(FILE *f, const char *prog)
 {
-	struct options *o = data;
-
-	(void)outargs;
-	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint) {
-		o->mountpoint = strdup(arg);
-		return 1; /* keep it for libfuse too */
-	}
-	return 1;
+	fprintf(f,
+		"usage: %s [-f] [--OPTION=VALUE | --OPTION VALUE | -o OPTION=VALUE]...\n"
+		"       [-o FUSE_OPTION]... [SOURCE] [MOUNTPOINT]\n\n",
+		prog);
+	lfs_opts_usage(f, option_table);
+	fprintf(f,
+		"  %-22s stay in the foreground (as under systemd)\n"
+		"  %-22s a libfuse mount option, or one of the above\n"
+		"  %-22s print this, or the version\n\n"
+		"SOURCE (as mount(8) passes it) is the backing folder; 'ledgerfs'\n"
+		"or 'none' mean --backing or its default.  MOUNTPOINT defaults to\n"
+		"" DEFAULT_MOUNT ".  See ledgerfs(8).\n",
+		"-f", "-o OPTION[,OPTION]", "-h, -V");
 }
 
-static void usage(const char *prog)
+/*
+ * A stop by SIGTERM, SIGINT or SIGHUP is a clean stop (libfuse ends the
+ * loop with the signal's number): every acknowledged row is durable and
+ * the cases resume at the next start.
+ */
+static int loop_status(int r)
 {
-	printf("usage: %s [-f] [--backing=DIR] [--key=FILE] [--max-line=BYTES]\n"
-	       "       [--max-calls=N] [--max-refused=N] [--sync=group|file]\n"
-	       "       [--max-pending=SIZE] [--max-ledger=SIZE]\n"
-	       "       [-o OPTION]... MOUNTPOINT\n\n"
-	       "  --backing=DIR     ledgers and case state (default " DEFAULT_BACKING
-	       ")\n"
-	       "  --key=FILE        host key, created when absent (default " DEFAULT_KEY
-	       ")\n"
-	       "  --max-line=BYTES  request line limit (default 1048576)\n"
-	       "  --max-calls=N     calls per case before calls are blocked (default 100000)\n"
-	       "  --max-refused=N   refused rows kept per case (default 64)\n"
-	       "  --max-pending=SIZE partial target lines held, daemon-wide (default 64MiB)\n"
-	       "  --max-ledger=SIZE ledger bytes per case before calls are blocked (default 1GiB)\n"
-	       "  --sync=group      rows appended at once share one flush (default)\n"
-	       "  --sync=file       one fdatasync per row\n"
-	       "  -f                stay in the foreground\n"
-	       "  -o OPTION         a libfuse mount option\n\n"
-	       "See ledgerfs(8).\n",
-	       prog);
+	return r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 }
 
 /*
@@ -103,38 +115,42 @@ static void usage(const char *prog)
  * fixed at ten busy threads, and every call thread waits for its flush:
  * concurrent cases need as many threads as there are cases calling.
  */
-static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
+static int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
+		     const char *mnt)
 {
-	struct fuse_cmdline_opts opts;
 	struct fuse_loop_config *cfg = NULL;
-	struct fuse *fuse;
 	int rc = 1;
 
-	if (fuse_parse_cmdline(args, &opts) != 0)
-		return 2;
-	fuse = fuse_new(args, &lfs_ops, sizeof(lfs_ops), ctx);
-	if (!fuse)
-		goto out;
-	if (fuse_mount(fuse, opts.mountpoint) != 0)
-		goto out_destroy;
-	if (fuse_daemonize(opts.foreground) != 0 ||
+	if (fuse_mount(fuse, mnt) != 0)
+		return 1;
+	/*
+	 * libfuse leaves an ignored signal ignored, and a shell starts
+	 * background jobs with SIGINT ignored: SIGTERM and SIGINT stop the
+	 * daemon however it was started (SIGHUP stays as nohup left it).
+	 */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	if (fuse_daemonize(opts->foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
-	if (opts.singlethread) {
-		rc = fuse_loop(fuse) ? 1 : 0;
+	/* Under systemd (Type=notify): serving from here on. */
+	sd_notifyf(0, "READY=1\nMAINPID=%lu\nSTATUS=serving %s",
+		   (unsigned long)getpid(), mnt);
+	if (opts->singlethread) {
+		rc = loop_status(fuse_loop(fuse));
 	} else {
 		cfg = fuse_loop_cfg_create();
 		if (!cfg)
 			goto out_signals;
-		fuse_loop_cfg_set_clone_fd(cfg, opts.clone_fd);
+		fuse_loop_cfg_set_clone_fd(cfg, opts->clone_fd);
 		/*
 		 * libfuse keeps 10 idle threads by default; a burst of
 		 * concurrent cases would create and destroy threads on
 		 * every wave, so keep as many as typically call at once.
 		 */
 		fuse_loop_cfg_set_idle_threads(cfg,
-					       opts.max_idle_threads <= 100000
-						       ? opts.max_idle_threads
+					       opts->max_idle_threads <= 100000
+						       ? opts->max_idle_threads
 						       : LFS_IDLE_THREADS);
 		/*
 		 * libfuse 3.14 parses -o max_threads into opts but fills in
@@ -142,21 +158,84 @@ static int lfs_serve(struct fuse_args *args, struct lfs_ctx *ctx)
 		 * 10: only N > 10 is taken as the caller's.
 		 */
 		fuse_loop_cfg_set_max_threads(
-			cfg, opts.max_threads > 10 && opts.max_threads <= 100000
-				     ? opts.max_threads
-				     : LFS_THREADS);
-		rc = fuse_loop_mt(fuse, cfg) ? 1 : 0;
+			cfg,
+			opts->max_threads > 10 && opts->max_threads <= 100000
+				? opts->max_threads
+				: LFS_THREADS);
+		rc = loop_status(fuse_loop_mt(fuse, cfg));
 		fuse_loop_cfg_destroy(cfg);
 	}
+	sd_notify(0, "STOPPING=1");
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
 	fuse_unmount(fuse);
-out_destroy:
-	fuse_destroy(fuse);
-out:
-	free(opts.mountpoint);
 	return rc;
+}
+
+/* path made absolute against the working folder (the daemon leaves it). */
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX], *out = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    asprintf(&out, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < 0)
+		return NULL;
+	return out;
+}
+
+/*
+ * Settle the three paths before anything is created: SOURCE, when given
+ * and not a placeholder, is the backing folder; relative paths are made
+ * absolute (a daemon leaves its folder); the mount point must be one.
+ * 0, or the exit status after one line on stderr.
+ */
+static int settle_paths(struct options *o, const struct lfs_cmdline *cl,
+			char mnt[PATH_MAX])
+{
+	const char *src = cl->npos == 2 ? cl->pos[0] : NULL;
+	const char *mp = cl->npos ? cl->pos[cl->npos - 1] : DEFAULT_MOUNT;
+	char *t;
+	struct stat st;
+
+	if (src && strcmp(src, "ledgerfs") && strcmp(src, "none")) {
+		t = absolute(src);
+		if (t && o->backing && strcmp(t, o->backing)) {
+			fprintf(stderr,
+				"ledgerfs: SOURCE %s and --backing=%s disagree; give one\n",
+				t, o->backing);
+			free(t);
+			return 2;
+		}
+		free(o->backing);
+		o->backing = t;
+	} else if (o->backing) {
+		t = absolute(o->backing);
+		free(o->backing);
+		o->backing = t;
+	} else {
+		o->backing = strdup(DEFAULT_BACKING);
+	}
+	t = absolute(o->key ? o->key : DEFAULT_KEY);
+	free(o->key);
+	o->key = t;
+	if (!o->backing || !o->key) {
+		fprintf(stderr, "ledgerfs: out of memory\n");
+		return 1;
+	}
+	if (!realpath(mp, mnt) || stat(mnt, &st) < 0) {
+		fprintf(stderr, "ledgerfs: mount point %s: %s\n", mp,
+			strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "ledgerfs: mount point %s is not a folder\n",
+			mp);
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -186,48 +265,32 @@ static void report_commits(struct registry *reg)
 }
 
 /*
- * --max-pending and --max-ledger (ledgerfs(8) LIMITS): sizes, each with
- * a floor that keeps the daemon usable.  0, or 2 after saying why.
+ * --max-pending and --max-ledger (ledgerfs(8) LIMITS), each with a floor
+ * that keeps the daemon usable.  0, or 2 after saying why.
  */
-static int parse_bounds(const struct options *o, struct case_limits *lim,
-			struct lfs_ctx *ctx)
+static int settle_bounds(const struct options *o, struct case_limits *lim,
+			 struct lfs_ctx *ctx)
 {
-	uint64_t v;
-	struct lf_why why;
 	unsigned long long min_ledger = case_min_ledger(lim->max_line);
 
-	ctx->max_pending = LFS_MAX_PENDING_DEFAULT;
-	if (o->max_pending) {
-		if (units_size(o->max_pending, &v, &why) != LF_OK) {
-			fprintf(stderr, "ledgerfs: --max-pending: %s\n",
-				why.msg);
-			return 2;
-		}
-		if (v <= lim->max_line || v > SIZE_MAX) {
-			fprintf(stderr,
-				"ledgerfs: --max-pending must be more than "
-				"--max-line (%zu bytes)\n",
-				lim->max_line);
-			return 2;
-		}
-		ctx->max_pending = (size_t)v;
+	ctx->max_pending =
+		o->max_pending ? o->max_pending : LFS_MAX_PENDING_DEFAULT;
+	if (ctx->max_pending <= lim->max_line) {
+		fprintf(stderr,
+			"ledgerfs: --max-pending must be more than --max-line "
+			"(%zu bytes)\n",
+			lim->max_line);
+		return 2;
 	}
-	lim->max_ledger = CASE_MAX_LEDGER_DEFAULT;
-	if (o->max_ledger) {
-		if (units_size(o->max_ledger, &v, &why) != LF_OK) {
-			fprintf(stderr, "ledgerfs: --max-ledger: %s\n",
-				why.msg);
-			return 2;
-		}
-		if (v < min_ledger) {
-			fprintf(stderr,
-				"ledgerfs: --max-ledger must be at least %llu "
-				"bytes with this --max-line (room for the rows "
-				"that end a case)\n",
-				min_ledger);
-			return 2;
-		}
-		lim->max_ledger = v;
+	lim->max_ledger =
+		o->max_ledger ? o->max_ledger : CASE_MAX_LEDGER_DEFAULT;
+	if (lim->max_ledger < min_ledger) {
+		fprintf(stderr,
+			"ledgerfs: --max-ledger must be at least %llu bytes "
+			"with this --max-line (room for the rows that end a "
+			"case)\n",
+			min_ledger);
+		return 2;
 	}
 	return 0;
 }
@@ -239,44 +302,50 @@ static void warn_case(const char *name, const char *reason)
 
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct options o = {0};
+	struct lfs_cmdline cl;
+	struct fuse_cmdline_opts fo = {0};
+	struct fuse *fuse = NULL;
 	struct lfs_ctx ctx = {0};
 	struct case_limits lim = {0};
 	unsigned char key[CHAIN_KEY_BYTES];
 	struct lf_why why = {{0}};
 	char mnt[PATH_MAX];
-	int rc = 1;
+	int rc;
 
-	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
-		return 2;
-	if (o.show_help) {
-		usage(argv[0]);
-		rc = 0;
+	rc = lfs_opts_parse(option_table, &o, argc, argv, &cl);
+	if (rc)
+		goto out;
+	if (cl.help || cl.version) {
+		if (cl.help)
+			usage(stdout, argv[0]);
+		else
+			printf("ledgerfs " LEDGERFS_VERSION "\n");
 		goto out;
 	}
-	if (o.show_version) {
-		printf("ledgerfs " LEDGERFS_VERSION "\n");
-		rc = 0;
+	rc = settle_paths(&o, &cl, mnt);
+	if (rc)
+		goto out;
+	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
+	lim.max_calls = o.max_calls;
+	lim.max_refused = o.max_refused ? o.max_refused : 64;
+	rc = settle_bounds(&o, &lim, &ctx);
+	if (rc)
+		goto out;
+	rc = 2;
+	if (fuse_parse_cmdline(&cl.fuse, &fo) != 0)
+		goto out;
+	/* Targets run as other users; modes are enforced by the kernel. */
+	fuse_opt_add_arg(&cl.fuse, "-oallow_other,default_permissions");
+	fuse_opt_add_arg(&cl.fuse, "-osubtype=ledgerfs,fsname=ledgerfs");
+	/* libfuse judges its own options here, before anything is created. */
+	fuse = fuse_new(&cl.fuse, &lfs_ops, sizeof(lfs_ops), &ctx);
+	if (!fuse) {
+		fprintf(stderr, "ledgerfs: refusing to start: libfuse options "
+				"not accepted (see above)\n");
 		goto out;
 	}
-	if (!o.mountpoint) {
-		usage(argv[0]);
-		rc = 2;
-		goto out;
-	}
-	if (o.sync && strcmp(o.sync, "group") && strcmp(o.sync, "file")) {
-		fprintf(stderr,
-			"ledgerfs: --sync must be group or file, not %s\n",
-			o.sync);
-		rc = 2;
-		goto out;
-	}
-	if (!realpath(o.mountpoint, mnt)) {
-		fprintf(stderr, "ledgerfs: mount point %s: %s\n", o.mountpoint,
-			strerror(errno));
-		goto out;
-	}
+	rc = 1;
 	chain_init();
 	raise_fd_limit();
 	/*
@@ -286,31 +355,23 @@ int main(int argc, char *argv[])
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* Judge the backing folder before a key file is created anywhere. */
-	if (backing_check(o.backing ? o.backing : DEFAULT_BACKING, mnt,
-			  o.key ? o.key : DEFAULT_KEY, &why) != LF_OK) {
+	if (backing_check(o.backing, mnt, o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
 	/* The key by the backing folder's rules (ledgerfs(8), KEY). */
-	if (backing_check_key(o.key ? o.key : DEFAULT_KEY, &why) != LF_OK) {
+	if (backing_check_key(o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
-	if (chain_load_host_key(o.key ? o.key : DEFAULT_KEY, key, &why) !=
-	    LF_OK) {
+	if (chain_load_host_key(o.key, key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
 		goto out;
 	}
-	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
-	lim.max_calls = o.max_calls;
-	lim.max_refused = o.max_refused ? o.max_refused : 64;
-	rc = parse_bounds(&o, &lim, &ctx);
-	if (rc)
-		goto out;
-	rc = 1;
-	if (registry_open(o.backing ? o.backing : DEFAULT_BACKING, key, &lim,
-			  warn_case, &ctx.reg, &why) != LF_OK) {
+	if (registry_open(o.backing, key, &lim, warn_case, &ctx.reg, &why) !=
+	    LF_OK) {
 		fprintf(stderr, "ledgerfs: %s\n", why.msg);
+		explicit_bzero(key, sizeof(key));
 		goto out;
 	}
 	explicit_bzero(key, sizeof(key));
@@ -322,19 +383,13 @@ int main(int argc, char *argv[])
 			"fdatasync per row\n");
 	ctx.max_line = lim.max_line;
 	ctx.started = time(NULL);
-	/* Targets run as other users; modes are enforced by the kernel. */
-	fuse_opt_add_arg(&args, "-oallow_other,default_permissions");
-	fuse_opt_add_arg(&args, "-osubtype=ledgerfs,fsname=ledgerfs");
-	rc = lfs_serve(&args, &ctx);
+	rc = lfs_serve(fuse, &fo, mnt);
 	report_commits(ctx.reg);
 	registry_free(ctx.reg);
 out:
-	fuse_opt_free_args(&args);
-	free(o.backing);
-	free(o.key);
-	free(o.mountpoint);
-	free(o.sync);
-	free(o.max_pending);
-	free(o.max_ledger);
+	if (fuse)
+		fuse_destroy(fuse);
+	free(fo.mountpoint);
+	lfs_opts_free(option_table, &o, &cl);
 	return rc;
 }

@@ -71,6 +71,15 @@ summary build/asan-check.log "sanitized" || rc=1
 
 echo "== libFuzzer on the request parser (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-request FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+echo "== libFuzzer on patterns and on policy/mocks documents (15 s each)"
+(cd build/plain && make -s fuzz-pattern FUZZ_SECONDS=15) || rc=1
+(cd build/plain && make -s fuzz-doc FUZZ_SECONDS=15) || rc=1
+echo "== libFuzzer on the HTTP Host guard (${FUZZ_SECONDS:-30} s)"
+(cd build/plain && make -s fuzz-http-guard FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+echo "== libFuzzer on the console's request handler (${FUZZ_SECONDS:-30} s)"
+(cd build/plain && make -s fuzz-console FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
+echo "== libFuzzer on the relay's request handler (${FUZZ_SECONDS:-30} s)"
+(cd build/plain && make -s fuzz-relay FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
 
 total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
 total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)

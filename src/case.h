@@ -141,6 +141,14 @@ enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
 enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
 			     struct lf_why *why);
 
+/*
+ * The view's partial target lines, counted per case so one target cannot
+ * take the whole daemon-wide budget (ledgerfs(8) LIMITS).  Charge add
+ * bytes unless that passes limit (false: nothing charged); give back n.
+ */
+bool case_charge_pending(struct lf_case *c, size_t add, size_t limit);
+void case_uncharge_pending(struct lf_case *c, size_t n);
+
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);
 char *case_latest_reply(struct lf_case *c);

@@ -61,6 +61,18 @@ static bool case_fits(const struct lf_case *c, unsigned long long bytes,
 	       c->lim.max_ledger + released;
 }
 
+/*
+ * A call's decision row always leaves the over_limit row's room, even
+ * once that row was written: a restart cannot tell which limit wrote
+ * it, and a call that did not fit must not fit after a restart either.
+ */
+static bool case_fits_call(const struct lf_case *c, unsigned long long bytes)
+{
+	return case_fits(
+		c, bytes + (c->over_limit ? LIMIT_ROW_MAX(c->lim.max_line) : 0),
+		0);
+}
+
 /* target/error: the latest failure of a target write, whatever its cause. */
 static void case_note_error(struct lf_case *c, enum case_input in,
 			    enum lf_err code, const char *reason)
@@ -289,6 +301,59 @@ static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
 }
 
 /*
+ * A call whose patterns ran out of their budget (ledgerfs(8) PROTOCOL,
+ * ledgerfs-policy(5) PATTERNS): blocked with the reason, recorded as its
+ * decision, an error for the target; the case goes on.
+ */
+static void case_pattern_limit(json_t *row, const char *reason)
+{
+	json_object_set_new(row, "mode", json_string("block"));
+	json_object_set_new(row, "matched", json_string("<pattern_limit>"));
+	json_object_set_new(row, "reason", json_string(reason));
+	json_object_set_new(row, "pattern_limit", json_true());
+	decision_host_result(row,
+			     json_pack("{s:s, s:s, s:s}", "status", "blocked",
+				       "error", "pattern_limit", "message",
+				       reason),
+			     true);
+}
+
+/*
+ * Everything a call's patterns cost, run without the case's lock so the
+ * host's status, close and fail answer meanwhile.  Borrowing the policy
+ * and mocks is safe: a registered case's documents never change (EBUSY)
+ * and live until the case is freed.  LF_PATTERN_LIMIT with why.
+ */
+static enum lf_err case_match(const struct policy *p, const struct mocks *m,
+			      const char *case_id,
+			      const struct request_call *rc,
+			      struct mocks_fit **fit, struct lf_why *why)
+{
+	struct policy_decision d;
+	struct pattern_budget b;
+
+	*fit = NULL;
+	policy_decide(p, rc->tool, &d);
+	if (d.mode != LF_MODE_MOCK)
+		return LF_OK;
+	pattern_budget_init(&b, PATTERN_CALL_MS);
+	return mocks_fit(m, case_id, rc->tool, rc->args, &b, fit, why);
+}
+
+/* A repeated id is refused before any mock runs: it must not move a
+ * scenario.  Under the lock. */
+static bool case_duplicate(struct lf_case *c, const struct request_call *rc,
+			   const char *line, size_t len, struct lf_why *why)
+{
+	if (!case_find_call(c, rc->call_id))
+		return false;
+	lf_fail(why, LF_DUPLICATE, "duplicate call id '%s'", rc->call_id);
+	refuse_why(c, CASE_IN_REQUEST, LF_DUPLICATE, why, line, len,
+		   rc->call_id);
+	return true;
+}
+
+/*
  * Decide one call into row.  Past --max-calls, or once a decision row
  * would not fit under --max-ledger, the call is blocked as over the limit.
  * The ledger limit is checked before the decision (so a call that cannot
@@ -296,24 +361,33 @@ static char *case_over_limit(struct lf_case *c, const struct request_call *rc,
  * hit it holds for every later call, as the call limit does.
  */
 static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
-			       uint32_t seq, json_t **row, enum lf_mode *mode,
-			       char **reply, bool *record, struct lf_why *why)
+			       uint32_t seq, const struct mocks_fit *fit,
+			       enum lf_err matched, const char *limit_reason,
+			       json_t **row, enum lf_mode *mode, char **reply,
+			       bool *record, struct lf_why *why)
 {
-	enum lf_err e;
+	enum lf_err e = LF_OK;
 
 	if (!c->ledger_full && c->ncalls < c->lim.max_calls &&
-	    !case_fits(c, row_bytes(*row) + MISSING_ROW_MAX, 0))
+	    !case_fits_call(c, row_bytes(*row) + MISSING_ROW_MAX))
 		c->ledger_full = true;
 	if (c->ncalls >= c->lim.max_calls || c->ledger_full)
 		goto over;
-	e = decision_fill(CASE_POLICY(c), CASE_MOCKS(c), c->mstate, c->name,
-			  rc->tool, rc->args, *row, mode, why);
+	if (matched == LF_PATTERN_LIMIT) {
+		case_pattern_limit(*row, limit_reason);
+		*mode = LF_MODE_BLOCK;
+	} else if (matched != LF_OK) {
+		return lf_fail(why, matched, "%s", limit_reason);
+	} else {
+		e = decision_fill_fit(CASE_POLICY(c), CASE_MOCKS(c), c->mstate,
+				      c->name, rc->tool, rc->args, fit, *row,
+				      mode, why);
+	}
 	if (e != LF_OK)
 		return e;
-	if (case_fits(c,
-		      row_bytes(*row) +
-			      (*mode == LF_MODE_PASS ? MISSING_ROW_MAX : 0),
-		      0)) {
+	if (case_fits_call(c, row_bytes(*row) + (*mode == LF_MODE_PASS
+							 ? MISSING_ROW_MAX
+							 : 0))) {
 		*reply = decision_reply(*row);
 		return LF_OK;
 	}
@@ -333,6 +407,11 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		      char **reply, struct lf_why *why)
 {
 	struct request_call rc;
+	struct mocks_fit *fit = NULL;
+	const struct policy *policy;
+	const struct mocks *mocks;
+	struct lf_why limit_why = {{0}};
+	enum lf_err matched = LF_OK;
 	json_t *row = NULL;
 	long long off;
 	size_t rlen;
@@ -351,12 +430,25 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, NULL);
 		goto unlock;
 	}
-	/* Before any mock runs: a repeated id must not move a scenario. */
-	if (case_find_call(c, rc.call_id)) {
-		e = lf_fail(why, LF_DUPLICATE, "duplicate call id '%s'",
-			    rc.call_id);
-		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, rc.call_id);
+	if (case_duplicate(c, &rc, line, len, why)) {
+		e = LF_DUPLICATE;
 		goto out;
+	}
+	if (c->ncalls < c->lim.max_calls && !c->ledger_full) {
+		policy = CASE_POLICY(c);
+		mocks = CASE_MOCKS(c);
+		pthread_mutex_unlock(&c->lock);
+		matched = case_match(policy, mocks, c->name, &rc, &fit,
+				     &limit_why);
+		pthread_mutex_lock(&c->lock);
+		/* Meanwhile the case may have closed, or the id been used. */
+		e = case_gate(c, CASE_IN_REQUEST, line, len, why);
+		if (e != LF_OK)
+			goto out;
+		if (case_duplicate(c, &rc, line, len, why)) {
+			e = LF_DUPLICATE;
+			goto out;
+		}
 	}
 	seq = (uint32_t)c->ncalls + 1;
 	row = call_row(c, &rc, seq);
@@ -364,7 +456,8 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
 	}
-	e = case_decide(c, &rc, seq, &row, &mode, reply, &record, why);
+	e = case_decide(c, &rc, seq, fit, matched, limit_why.msg, &row, &mode,
+			reply, &record, why);
 	if (e != LF_OK)
 		goto out;
 	if (!*reply) {
@@ -389,6 +482,7 @@ out:
 		*reply = NULL;
 	}
 	json_decref(row);
+	mocks_fit_free(fit);
 	request_call_clear(&rc);
 unlock:
 	if (e != LF_OK)

@@ -56,6 +56,7 @@ struct lf_case {
 	unsigned long n_pending, n_missing, n_complete;
 	unsigned long refused, refused_rows, over_limit;
 	bool ledger_full; /* a call did not fit under max_ledger: block all */
+	_Atomic size_t pending_bytes; /* partial target lines held (view) */
 	char *latest_reply;
 	enum lf_err error_code;
 	char *error;

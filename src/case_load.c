@@ -340,7 +340,11 @@ load_failed:
 	if (!meta_ok)
 		memset(c->token, 0, sizeof(c->token));
 	c->state = CASE_OPENED;
-	case_load_fail(c, "at load: %s", lwhy.msg);
+	/* Failed before, for a reason the disk may since have made worse. */
+	if (marked || failed)
+		case_load_fail(c, "%s", marked ? marked : failed);
+	else
+		case_load_fail(c, "at load: %s", lwhy.msg);
 	if (c->dirfd >= 0) {
 		close(c->dirfd);
 		c->dirfd = -1;

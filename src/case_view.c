@@ -7,6 +7,7 @@
 
 #include "decision.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,4 +185,17 @@ size_t case_memory(struct lf_case *c)
 		n += strlen(c->calls[i].id) + 1;
 	pthread_mutex_unlock(&c->lock);
 	return n;
+}
+
+bool case_charge_pending(struct lf_case *c, size_t add, size_t limit)
+{
+	if (atomic_fetch_add(&c->pending_bytes, add) + add <= limit)
+		return true;
+	atomic_fetch_sub(&c->pending_bytes, add);
+	return false;
+}
+
+void case_uncharge_pending(struct lf_case *c, size_t n)
+{
+	atomic_fetch_sub(&c->pending_bytes, n);
 }

@@ -69,6 +69,16 @@ enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
 			  const char *tool, const json_t *args, json_t *row,
 			  enum lf_mode *mode, struct lf_why *why)
 {
+	return decision_fill_fit(p, m, st, case_id, tool, args, NULL, row, mode,
+				 why);
+}
+
+enum lf_err decision_fill_fit(const struct policy *p, const struct mocks *m,
+			      struct mocks_state *st, const char *case_id,
+			      const char *tool, const json_t *args,
+			      const struct mocks_fit *fit, json_t *row,
+			      enum lf_mode *mode, struct lf_why *why)
+{
 	struct policy_decision d;
 	struct mock_result mr;
 	enum lf_err e;
@@ -91,7 +101,8 @@ enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
 		decision_host_result(row, policy_block_payload(tool), true);
 		return LF_OK;
 	case LF_MODE_MOCK:
-		e = mocks_resolve(m, st, case_id, tool, args, d.rule, &mr, why);
+		e = mocks_resolve_fit(m, st, case_id, tool, args, d.rule, fit,
+				      &mr, why);
 		if (e != LF_OK)
 			return e;
 		decision_host_result(row, mr.returned, mr.is_error);
@@ -101,27 +112,66 @@ enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
 	return lf_fail(why, LF_EINVAL_DOC, "unknown mode");
 }
 
+/*
+ * The reply object, ledgerfs(8) PROTOCOL: call_id and sequence, then
+ * every key of ASSERT's decision payload in its order (mode,
+ * real_executed, flagged, reason, decision_reason, matched, returned,
+ * policy_note, mock_source and replay when set, is_error), then where the
+ * result comes from.  mode stays third: ledgercall finds it by text.
+ */
 char *decision_reply(const json_t *row)
 {
-	static const char *const keys[] = {"call_id", "sequence", "mode",
-					   "matched", "reason"};
-	json_t *r = json_object();
+	static const char *const ids[] = {"call_id", "sequence", "mode"};
 	const char *mode = json_string_value(json_object_get(row, "mode"));
+	const char *src =
+		json_string_value(json_object_get(row, "result_source"));
+	const json_t *v;
+	json_t *r = json_object();
+	bool pass = mode && strcmp(mode, "pass") == 0;
+	/* A pass whose result is still the target's to report. */
+	bool pending = pass && (!src || strcmp(src, "not_reported") == 0 ||
+				strcmp(src, "target_reported") == 0);
 	char *s;
 
 	if (!r)
 		return NULL;
-	json_copy_keys(r, row, keys, sizeof(keys) / sizeof(keys[0]));
-	/* The order DESIGN 5 shows: the host's result after the decision. */
-	if (mode && strcmp(mode, "pass") != 0) {
-		json_object_set(r, "returned",
-				json_object_get(row, "returned"));
-		json_object_set(r, "is_error",
-				json_object_get(row, "is_error"));
-		json_object_set_new(r, "result_source",
-				    json_string("host_mediator"));
-		json_object_set_new(r, "result_authoritative", json_true());
+	json_copy_keys(r, row, ids, sizeof(ids) / sizeof(ids[0]));
+	json_object_set_new(
+		r, "real_executed",
+		json_boolean(!pending && json_is_true(json_object_get(
+						 row, "real_executed"))));
+	json_object_set_new(r, "flagged", json_boolean(!pass));
+	v = json_object_get(row, "reason");
+	if (v) {
+		json_object_set(r, "reason", (json_t *)v);
+		json_object_set(r, "decision_reason", (json_t *)v);
 	}
+	v = json_object_get(row, "matched");
+	if (v)
+		json_object_set(r, "matched", (json_t *)v);
+	v = pending ? NULL : json_object_get(row, "returned");
+	json_object_set_new(r, "returned",
+			    v ? json_incref((json_t *)v) : json_null());
+	v = json_object_get(row, "policy_note");
+	if (json_string_length(v))
+		json_object_set(r, "policy_note", (json_t *)v);
+	v = json_object_get(row, "mock_source");
+	if (json_string_length(v))
+		json_object_set(r, "mock_source", (json_t *)v);
+	v = json_object_get(row, "replay");
+	if (json_object_size(v))
+		json_object_set(r, "replay", (json_t *)v);
+	json_object_set_new(
+		r, "is_error",
+		json_boolean(!pending &&
+			     json_is_true(json_object_get(row, "is_error"))));
+	json_object_set_new(r, "result_source",
+			    json_string(pending ? "target_reported"
+					: src	? src
+						: "host_mediator"));
+	json_object_set_new(r, "result_authoritative", json_boolean(!pending));
+	if (json_is_true(json_object_get(row, "over_limit")))
+		json_object_set_new(r, "over_limit", json_true());
 	s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(r);
 	return decision_add_newline(s);

@@ -25,6 +25,17 @@ enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
 			  enum lf_mode *mode, struct lf_why *why);
 
 /*
+ * decision_fill with fit from mocks_fit for this call (NULL: matched
+ * here, on a fresh budget).  Whatever the patterns cost was paid by
+ * mocks_fit, which needs no lock; this part only reads and moves st.
+ */
+enum lf_err decision_fill_fit(const struct policy *p, const struct mocks *m,
+			      struct mocks_state *st, const char *case_id,
+			      const char *tool, const json_t *args,
+			      const struct mocks_fit *fit, json_t *row,
+			      enum lf_mode *mode, struct lf_why *why);
+
+/*
  * The fields of a result the host produced (mock or block): returned
  * (stolen), is_error, not executed, host_mediator, authoritative.
  */

@@ -6,7 +6,6 @@
 #include "mocks.h"
 
 #include <limits.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +47,8 @@ static enum lf_err load_cond(struct mcond *c, const char *key, const json_t *v,
 	const char *problem, *k, *opname = NULL;
 	const json_t *x;
 	size_t nops = 0;
-	int rc;
+	struct lf_why pwhy;
+	enum lf_err rc;
 
 	c->key = key;
 	c->pointer = key[0] == '/';
@@ -99,17 +99,13 @@ static enum lf_err load_cond(struct mcond *c, const char *key, const json_t *v,
 				why, LF_EINVAL_DOC,
 				"%s.when.%.60s.regex: operand must be a string",
 				at, key);
-		rc = regcomp(&c->re, json_string_value(c->operand),
-			     REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[128];
-
-			regerror(rc, &c->re, msg, sizeof(msg));
-			return lf_fail(why, LF_EINVAL_DOC,
-				       "%s.when.%.60s.regex: invalid regex: %s",
-				       at, key, msg);
-		}
-		c->has_re = true;
+		/* Python re, bounded: ledgerfs-policy(5) PATTERNS. */
+		rc = pattern_compile(json_string_value(c->operand),
+				     json_string_length(c->operand), &c->re,
+				     &pwhy);
+		if (rc)
+			return lf_fail(why, rc, "%s.when.%.60s.regex: %s", at,
+				       key, pwhy.msg);
 		break;
 	case OP_IN:
 		if (!json_is_array(c->operand))
@@ -333,6 +329,22 @@ static int rule_cmp(const void *a, const void *b)
 	return x->index - y->index;
 }
 
+/* All patterns of one document together: ledgerfs-policy(5) PATTERNS. */
+static enum lf_err bound_patterns(const struct mrule *r, size_t *total,
+				  const char *at, struct lf_why *why)
+{
+	size_t j;
+
+	for (j = 0; j < r->nconds; j++)
+		*total += pattern_size(r->conds[j].re);
+	if (*total > PATTERN_MAX_DOC)
+		return lf_fail(
+			why, LF_EINVAL_DOC,
+			"%s: the document's patterns compile to more than the bound of %u bytes",
+			at, PATTERN_MAX_DOC);
+	return LF_OK;
+}
+
 enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 {
 	static const char *const top_keys[] = {
@@ -343,7 +355,7 @@ enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 	const char *k;
 	char at[40];
 	enum lf_err rc;
-	size_t i;
+	size_t i, compiled = 0;
 
 	*out = NULL;
 	if (!json_is_object(doc))
@@ -382,6 +394,9 @@ enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 		rc = load_rule(&m->rules[i], json_array_get(list, i), at, why);
 		if (rc)
 			goto fail;
+		rc = bound_patterns(&m->rules[i], &compiled, at, why);
+		if (rc)
+			goto fail;
 	}
 	qsort(m->order, m->n, sizeof(*m->order), rule_cmp);
 	m->doc = json_incref(doc);
@@ -402,8 +417,7 @@ void mocks_free(struct mocks *m)
 		struct mrule *r = &m->rules[i];
 
 		for (j = 0; j < r->nconds; j++)
-			if (r->conds[j].has_re)
-				regfree(&r->conds[j].re);
+			pattern_free(r->conds[j].re);
 		free(r->conds);
 		json_decref(r->pay.resolved);
 		for (j = 0; j < r->nsteps; j++)

@@ -10,9 +10,11 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "pattern.h"
 
 struct mocks;
 struct mocks_state;
+struct mocks_fit;
 
 /* Validate doc (borrowed) and build a library. LF_EINVAL_DOC with why. */
 enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why);
@@ -54,6 +56,30 @@ enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
 			  const char *case_id, const char *tool,
 			  const json_t *args, const json_t *policy_rule,
 			  struct mock_result *out, struct lf_why *why);
+
+/*
+ * The part of resolution that reads only the call (tool, case, `when`,
+ * so every pattern), not the scenario state: it may run without the
+ * case's lock.  Rules are tried in order until one fits that waits for no
+ * state.  *out is freed with mocks_fit_free.  LF_PATTERN_LIMIT with why
+ * ("pattern_limit: mocks[N].when.KEY.regex: ...") when b ran out.
+ */
+enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
+		      const char *tool, const json_t *args,
+		      struct pattern_budget *b, struct mocks_fit **out,
+		      struct lf_why *why);
+void mocks_fit_free(struct mocks_fit *f);
+
+/*
+ * mocks_resolve with fit from mocks_fit for the same call and library
+ * (NULL: computed here on a fresh per-call budget, so this may return
+ * LF_PATTERN_LIMIT).  Only this part touches st.
+ */
+enum lf_err mocks_resolve_fit(const struct mocks *lib, struct mocks_state *st,
+			      const char *case_id, const char *tool,
+			      const json_t *args, const json_t *policy_rule,
+			      const struct mocks_fit *fit,
+			      struct mock_result *out, struct lf_why *why);
 
 /*
  * After a restart: move st as serving mock rule number `rule` to tool did,

@@ -6,8 +6,9 @@
 #define LF_MOCKS_IMPL_H
 
 #include <jansson.h>
-#include <regex.h>
 #include <stdbool.h>
+
+#include "pattern.h"
 
 enum mocks_op {
 	OP_EQ,
@@ -29,8 +30,7 @@ struct mcond {
 	bool pointer;
 	enum mocks_op op;
 	const json_t *operand;
-	bool has_re;
-	regex_t re;
+	struct pattern *re; /* OP_REGEX */
 };
 
 enum pay_kind { PAY_RESPONSE, PAY_ERROR, PAY_CASSETTE };

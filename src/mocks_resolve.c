@@ -106,9 +106,14 @@ static int num_cmp(const json_t *a, const json_t *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool cond_fits(const struct mcond *c, const json_t *args)
+/* 1 fits, 0 does not, -1 a pattern ran out of budget (why says where). */
+static int cond_fits(const struct mrule *r, const struct mcond *c,
+		     const json_t *args, struct pattern_budget *b,
+		     struct lf_why *why)
 {
 	const json_t *a;
+	struct lf_why pwhy;
+	bool found;
 	size_t i;
 
 	a = c->pointer ? mocks_pointer_get(args, c->key)
@@ -133,8 +138,16 @@ static bool cond_fits(const struct mcond *c, const json_t *args)
 	case OP_CONTAINS:
 		return contains(a, c->operand);
 	case OP_REGEX:
-		return json_is_string(a) &&
-		       !regexec(&c->re, json_string_value(a), 0, NULL, 0);
+		if (!json_is_string(a))
+			return false;
+		if (pattern_search(c->re, json_string_value(a),
+				   json_string_length(a), b, &found, &pwhy)) {
+			lf_fail(why, LF_PATTERN_LIMIT,
+				"pattern_limit: mocks[%d].when.%.60s.regex: %s",
+				r->index, c->key, pwhy.msg);
+			return -1;
+		}
+		return found;
 	case OP_IN:
 		for (i = 0; i < json_array_size(c->operand); i++)
 			if (json_value_equal(a, json_array_get(c->operand, i)))
@@ -147,21 +160,72 @@ static bool cond_fits(const struct mcond *c, const json_t *args)
 	}
 }
 
-static bool rule_fits(const struct mrule *r, const struct mocks_state *st,
-		      const char *case_id, const char *tool, const json_t *args)
+/*
+ * Does the call fit r's tool, case and `when`?  What reads only the call,
+ * not the scenario state: 1, 0, or -1 with why (a pattern's budget).
+ */
+static int args_fit(const struct mrule *r, const char *case_id,
+		    const char *tool, const json_t *args,
+		    struct pattern_budget *b, struct lf_why *why)
 {
 	size_t i;
+	int fit;
 
 	if (!policy_match_tool(r->tool, tool))
-		return false;
+		return 0;
 	if (r->case_id && (!case_id || !policy_match_tool(r->case_id, case_id)))
-		return false;
-	if (r->when_state && strcmp(state_of(st, r->scenario), r->when_state))
-		return false;
+		return 0;
 	for (i = 0; i < r->nconds; i++)
-		if (!cond_fits(&r->conds[i], args))
-			return false;
-	return true;
+		if ((fit = cond_fits(r, &r->conds[i], args, b, why)) <= 0)
+			return fit;
+	return 1;
+}
+
+/* Per rule in trying order: 1 fits the call, 0 does not or not tried. */
+struct mocks_fit {
+	size_t n;
+	unsigned char fits[];
+};
+
+enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
+		      const char *tool, const json_t *args,
+		      struct pattern_budget *b, struct mocks_fit **out,
+		      struct lf_why *why)
+{
+	struct mocks_fit *f;
+	size_t i, n = lib ? lib->n : 0;
+	int fit;
+
+	*out = NULL;
+	f = calloc(1, sizeof(*f) + n + 1);
+	if (!f)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	f->n = n;
+	for (i = 0; tool && i < n; i++) {
+		fit = args_fit(lib->order[i], case_id, tool, args, b, why);
+		if (fit < 0) {
+			free(f);
+			return LF_PATTERN_LIMIT;
+		}
+		f->fits[i] = (unsigned char)fit;
+		/* A fitting rule with no state to wait for ends the search,
+		 * as it ends ASSERT's: no later rule's pattern runs. */
+		if (fit && !lib->order[i]->when_state)
+			break;
+	}
+	*out = f;
+	return LF_OK;
+}
+
+void mocks_fit_free(struct mocks_fit *f)
+{
+	free(f);
+}
+
+static bool state_fits(const struct mrule *r, const struct mocks_state *st)
+{
+	return !r->when_state ||
+	       !strcmp(state_of(st, r->scenario), r->when_state);
 }
 
 /* ---- resolve ------------------------------------------------------- */
@@ -257,11 +321,15 @@ done:
 	return LF_OK;
 }
 
-enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
-			  const char *case_id, const char *tool,
-			  const json_t *args, const json_t *policy_rule,
-			  struct mock_result *out, struct lf_why *why)
+enum lf_err mocks_resolve_fit(const struct mocks *lib, struct mocks_state *st,
+			      const char *case_id, const char *tool,
+			      const json_t *args, const json_t *policy_rule,
+			      const struct mocks_fit *fit,
+			      struct mock_result *out, struct lf_why *why)
 {
+	struct mocks_fit *own = NULL;
+	struct pattern_budget b;
+	enum lf_err e;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
@@ -269,10 +337,32 @@ enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
 	out->step = -1;
 	if (!tool)
 		return lf_fail(why, LF_EINVAL_JSON, "no tool name");
-	for (i = 0; lib && i < lib->n; i++)
-		if (rule_fits(lib->order[i], st, case_id, tool, args))
-			return serve_rule(lib->order[i], st, tool, out, why);
-	return fallback(tool, policy_rule, out, why);
+	if (!fit) {
+		pattern_budget_init(&b, PATTERN_CALL_MS);
+		e = mocks_fit(lib, case_id, tool, args, &b, &own, why);
+		if (e != LF_OK)
+			return e;
+		fit = own;
+	}
+	for (i = 0; lib && i < lib->n && i < fit->n; i++) {
+		if (fit->fits[i] && state_fits(lib->order[i], st)) {
+			e = serve_rule(lib->order[i], st, tool, out, why);
+			goto out;
+		}
+	}
+	e = fallback(tool, policy_rule, out, why);
+out:
+	mocks_fit_free(own);
+	return e;
+}
+
+enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
+			  const char *case_id, const char *tool,
+			  const json_t *args, const json_t *policy_rule,
+			  struct mock_result *out, struct lf_why *why)
+{
+	return mocks_resolve_fit(lib, st, case_id, tool, args, policy_rule,
+				 NULL, out, why);
 }
 
 /* ---- coverage ------------------------------------------------------ */

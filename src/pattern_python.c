@@ -57,7 +57,8 @@ struct scan {
 
 static enum lf_err bad(struct scan *sc, const char *what)
 {
-	return lf_fail(sc->why, LF_EINVAL_DOC, "%s at offset %zu", what, sc->i);
+	return lf_fail(sc->why, LF_EINVAL_DOC,
+		       "invalid regex: %s at offset %zu", what, sc->i);
 }
 
 static bool is_digit(char c)

@@ -57,6 +57,58 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * Cases load in parallel, one worker per processor: each case's ledger is
+ * verified and replayed on its own (ledgerfs(8), RESTART).
+ */
+struct load_job {
+	struct registry *r;
+	char **names;
+	size_t n;
+	size_t next; /* under lock */
+	pthread_mutex_t lock;
+	struct lf_case **cases;
+	char **reasons; /* why a case loaded failed; NULL when it did not */
+};
+
+static void *registry_load_worker(void *arg)
+{
+	struct load_job *j = arg;
+	struct lf_why why;
+	size_t i;
+
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		i = j->next++;
+		pthread_mutex_unlock(&j->lock);
+		if (i >= j->n)
+			return NULL;
+		why.msg[0] = '\0';
+		if (case_load(j->r->backing_fd, j->r->key, j->names[i],
+			      &j->r->lim, &j->cases[i], &why) != LF_OK)
+			j->reasons[i] = strdup(why.msg[0] ? why.msg : "?");
+	}
+}
+
+static void registry_load_parallel(struct load_job *j)
+{
+	pthread_t tids[8];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = ncpu > 0 ? (size_t)ncpu : 1, started = 0, i;
+
+	if (nt > 8)
+		nt = 8;
+	if (nt > j->n)
+		nt = j->n;
+	for (i = 1; i < nt; i++)
+		if (pthread_create(&tids[started], NULL, registry_load_worker,
+				   j) == 0)
+			started++;
+	registry_load_worker(j);
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+}
+
 static enum lf_err registry_load_all(struct registry *r,
 				     void (*warn)(const char *, const char *),
 				     struct lf_why *why)
@@ -68,13 +120,16 @@ static enum lf_err registry_load_all(struct registry *r,
 	char **names = NULL;
 	size_t n = 0, cap = 0, i;
 	enum lf_err e = LF_OK;
+	struct load_job job = {0};
 
 	if (fd < 0)
 		return lf_fail(why, LF_IO, "backing cases/: %s",
 			       strerror(errno));
+	pthread_mutex_init(&job.lock, NULL);
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
+		pthread_mutex_destroy(&job.lock);
 		return lf_fail(why, LF_IO, "backing cases/: %s",
 			       strerror(errno));
 	}
@@ -100,28 +155,39 @@ static enum lf_err registry_load_all(struct registry *r,
 	/* A stable order for ls; creation order is not kept across restarts. */
 	if (n)
 		qsort(names, n, sizeof(*names), name_cmp);
+	job.r = r;
+	job.names = names;
+	job.n = n;
+	job.cases = calloc(n ? n : 1, sizeof(*job.cases));
+	job.reasons = calloc(n ? n : 1, sizeof(*job.reasons));
+	if (!job.cases || !job.reasons) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	registry_load_parallel(&job);
 	for (i = 0; i < n; i++) {
-		struct lf_case *c;
-		struct lf_why cwhy;
-
-		c = NULL;
-		if (case_load(r->backing_fd, r->key, names[i], &r->lim, &c,
-			      &cwhy) != LF_OK) {
-			if (warn)
-				warn(names[i], cwhy.msg);
-			/* Loaded failed is still listed (ledgerfs(8)). */
-			if (!c)
-				continue;
-		}
-		if (registry_add(r, c)) {
-			case_free(c);
+		if (job.reasons[i] && warn)
+			warn(names[i], job.reasons[i]);
+		/* Loaded failed is still listed (ledgerfs(8)). */
+		if (!job.cases[i] || e != LF_OK)
+			continue;
+		if (registry_add(r, job.cases[i])) {
 			e = lf_fail(why, LF_NOMEM, "out of memory");
-			goto out;
+			continue;
 		}
+		job.cases[i] = NULL;
 	}
 out:
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (job.cases)
+			case_free(job.cases[i]);
+		if (job.reasons)
+			free(job.reasons[i]);
 		free(names[i]);
+	}
+	free(job.cases);
+	free(job.reasons);
+	pthread_mutex_destroy(&job.lock);
 	free(names);
 	closedir(d);
 	return e;

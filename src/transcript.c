@@ -24,6 +24,11 @@ enum transcript_form transcript_form(const struct transcript *t)
 	return t->form;
 }
 
+size_t transcript_events_shown(const struct transcript *t)
+{
+	return t->n;
+}
+
 void transcript_free(struct transcript *t)
 {
 	size_t i;
@@ -226,7 +231,7 @@ enum lf_err transcript_parse(const json_t *doc, struct transcript **out,
 }
 
 /* An id from the transcript made safe for one line of stderr. */
-static void shown(const char *id, char out[160])
+void transcript_shown(const char *id, char out[160])
 {
 	size_t i;
 
@@ -280,7 +285,7 @@ static void check_claim(const struct tr_item *it, const json_t *idx,
 			it->msg, it->idx);
 		return;
 	}
-	shown(it->id, id);
+	transcript_shown(it->id, id);
 	if (json_object_get(claimed, it->id)) {
 		problem(problems,
 			"duplicate: call '%s' claimed again at message %zu", id,
@@ -295,8 +300,8 @@ static void check_claim(const struct tr_item *it, const json_t *idx,
 	}
 	tool = str_of(ev, "tool");
 	if (!it->name || !tool || strcmp(it->name, tool) != 0) {
-		shown(it->name ? it->name : "<none>", a);
-		shown(tool ? tool : "<none>", b);
+		transcript_shown(it->name ? it->name : "<none>", a);
+		transcript_shown(tool ? tool : "<none>", b);
 		problem(problems,
 			"mismatch: call '%s' tool '%s' but host recorded '%s'",
 			id, a, b);
@@ -335,7 +340,7 @@ enum lf_err transcript_gate(const struct transcript *t, const json_t *events,
 				it->msg, it->idx);
 			continue;
 		}
-		shown(it->id, id);
+		transcript_shown(it->id, id);
 		if (!json_object_get(idx, it->id))
 			problem(p,
 				"forged: tool result for call '%s' (message %zu) has no host row",

@@ -56,6 +56,9 @@ static inline const json_t *present(const json_t *o, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
+/* id made safe for one line of stderr: control bytes '?', cut at 128. */
+void transcript_shown(const char *id, char out[160]);
+
 /* call_id -> event (borrowed events), for lookups in one pass.  New reference. */
 json_t *transcript_index_events(const json_t *events);
 

@@ -4,6 +4,7 @@
  * the target never mentioned inserted before its last words.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,23 @@ static json_t *rewrite_message(struct rw *w, const json_t *m, json_t *prefix)
 	return copy;
 }
 
+/* msgs in the input's shape: the list itself, or the object around it. */
+static enum lf_err wrap(const struct transcript *t, json_t *msgs, json_t **out,
+			struct lf_why *why)
+{
+	if (json_is_array(t->doc)) {
+		*out = json_incref(msgs);
+		return LF_OK;
+	}
+	*out = json_copy((json_t *)t->doc);
+	if (!*out || json_object_set(*out, "messages", msgs) != 0) {
+		json_decref(*out);
+		*out = NULL;
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	return LF_OK;
+}
+
 enum lf_err transcript_rewrite(const struct transcript *t, const json_t *events,
 			       json_t **out, struct lf_why *why)
 {
@@ -248,21 +266,171 @@ enum lf_err transcript_rewrite(const struct transcript *t, const json_t *events,
 	pay_owed(&w, NULL, &prefix);
 	if (last == SIZE_MAX)
 		insert_unmentioned(&w, events, claimed);
-	if (json_is_array(t->doc)) {
-		*out = json_incref(w.out);
-	} else {
-		*out = json_copy((json_t *)t->doc);
-		if (!*out || json_object_set(*out, "messages", w.out) != 0) {
-			json_decref(*out);
-			*out = NULL;
-			e = lf_fail(why, LF_NOMEM, "out of memory");
-		}
-	}
+	e = wrap(t, w.out, out, why);
 out:
 	json_decref(w.idx);
 	json_decref(w.results);
 	json_decref(w.owed);
 	json_decref(w.out);
 	json_decref(claimed);
+	return e;
+}
+
+/*
+ * Message m without its tool events, prose kept (ASSERT drops the whole
+ * message; ledgerfs keeps its text, ledgerctl(1) --replace).  New
+ * reference, or NULL when nothing is left of it.
+ */
+static json_t *strip_message(enum transcript_form f, const json_t *m)
+{
+	const char *role = str_of(m, "role");
+	const json_t *content = json_object_get(m, "content"), *b;
+	json_t *copy, *kept;
+	size_t j, dropped = 0;
+
+	if (f == TRANSCRIPT_OPENAI) {
+		if (role &&
+		    (!strcmp(role, "tool") || !strcmp(role, "function")))
+			return NULL;
+		if (!present(m, "tool_calls") && !present(m, "function_call"))
+			return json_incref((json_t *)m);
+		copy = json_copy((json_t *)m);
+		json_object_del(copy, "tool_calls");
+		json_object_del(copy, "function_call");
+	} else {
+		if (!json_is_array(content))
+			return json_incref((json_t *)m);
+		kept = json_array();
+		json_array_foreach(content, j, b)
+		{
+			const char *type = str_of(b, "type");
+
+			if (ends_with(type, "tool_use") ||
+			    ends_with(type, "tool_result"))
+				dropped++;
+			else
+				json_array_append(kept, (json_t *)b);
+		}
+		if (!dropped) {
+			json_decref(kept);
+			return json_incref((json_t *)m);
+		}
+		copy = json_copy((json_t *)m);
+		json_object_set_new(copy, "content", kept);
+	}
+	if (copy && !has_text(copy)) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/* What the strict gate would refuse, and the host calls not shown. */
+static enum lf_err list_replaced(const struct transcript *t,
+				 const json_t *events, json_t **replaced,
+				 struct lf_why *why)
+{
+	json_t *problems = NULL, *claimed = json_object(), *ev, *p;
+	char line[512], id[160], tool[160];
+	enum lf_err e;
+	size_t i;
+
+	*replaced = json_array();
+	e = transcript_gate(t, events, &problems, why);
+	if (e != LF_OK || !claimed || !*replaced) {
+		if (e == LF_OK)
+			e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	json_array_foreach(problems, i, p)
+	{
+		snprintf(line, sizeof(line), "replaced: %s",
+			 json_string_value(p));
+		json_array_append_new(*replaced, json_string(line));
+	}
+	for (i = 0; i < t->n; i++)
+		if (t->items[i].kind == TR_CLAIM && t->items[i].id)
+			json_object_set_new(claimed, t->items[i].id,
+					    json_true());
+	json_array_foreach(events, i, ev)
+	{
+		const char *cid = str_of(ev, "call_id");
+
+		if (!cid || json_object_get(claimed, cid))
+			continue;
+		transcript_shown(cid, id);
+		transcript_shown(str_of(ev, "tool") ? str_of(ev, "tool") : "",
+				 tool);
+		snprintf(
+			line, sizeof(line),
+			"replaced: missing: host call '%s' (tool '%s') was not in the transcript",
+			id, tool);
+		json_array_append_new(*replaced, json_string(line));
+	}
+out:
+	if (e != LF_OK) {
+		json_decref(*replaced);
+		*replaced = NULL;
+	}
+	json_decref(problems);
+	json_decref(claimed);
+	return e;
+}
+
+enum lf_err transcript_replace(const struct transcript *t, const json_t *events,
+			       json_t **out, json_t **replaced,
+			       struct lf_why *why)
+{
+	struct rw w = {t, NULL, NULL, NULL, json_array()};
+	json_t *kept = json_array(), *none = json_object(), *s;
+	size_t i, last = SIZE_MAX;
+	enum lf_err e;
+	const json_t *m;
+
+	*out = NULL;
+	*replaced = NULL;
+	if (!w.out || !kept || !none) {
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	if (t->n && !json_array_size(events)) {
+		e = lf_fail(
+			why, LF_VERIFY,
+			"the transcript shows tool events but the host recorded no call: the target did not use the mediator");
+		goto out;
+	}
+	e = list_replaced(t, events, replaced, why);
+	if (e != LF_OK)
+		goto out;
+	json_array_foreach(t->messages, i, m)
+	{
+		s = strip_message(t->form, m);
+		if (s)
+			json_array_append_new(kept, s);
+	}
+	json_array_foreach(kept, i, m)
+	{
+		const char *role = str_of(m, "role");
+
+		if (role && !strcmp(role, "assistant") && has_text(m))
+			last = i;
+	}
+	json_array_foreach(kept, i, m)
+	{
+		if (i == last)
+			insert_unmentioned(&w, events, none);
+		json_array_append(w.out, (json_t *)m);
+	}
+	if (last == SIZE_MAX)
+		insert_unmentioned(&w, events, none);
+	e = wrap(t, w.out, out, why);
+out:
+	if (e != LF_OK) {
+		json_decref(*replaced);
+		*replaced = NULL;
+	}
+	json_decref(w.out);
+	json_decref(kept);
+	json_decref(none);
 	return e;
 }

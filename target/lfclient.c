@@ -128,10 +128,8 @@ int lfc_have_credentials(void)
 	return cs && *cs && tok && *tok;
 }
 
-int lfc_register(const struct lfc *c)
+int lfc_register_as(const struct lfc *c, const char *cs, const char *tok)
 {
-	const char *cs = getenv("LEDGERFS_CASE"),
-		   *tok = getenv("LEDGERFS_TOKEN");
 	char qc[300], qt[300], line[700];
 
 	if (!cs || !tok || lfc_json_str(qc, sizeof(qc), cs) ||
@@ -139,6 +137,12 @@ int lfc_register(const struct lfc *c)
 		return -1;
 	snprintf(line, sizeof(line), "{\"case_id\":%s,\"token\":%s}\n", qc, qt);
 	return lfc_send(c, "register", line, NULL);
+}
+
+int lfc_register(const struct lfc *c)
+{
+	return lfc_register_as(c, getenv("LEDGERFS_CASE"),
+			       getenv("LEDGERFS_TOKEN"));
 }
 
 int lfc_request(const struct lfc *c, const char *line, char **reply,

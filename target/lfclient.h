@@ -48,6 +48,13 @@ char *lfc_make_id(char *buf, size_t size);
  */
 int lfc_register(const struct lfc *c);
 
+/*
+ * Register case_id with token (a server that learns the case from its
+ * client, as ledgerfs-relay does).  Returns as lfc_register.
+ */
+int lfc_register_as(const struct lfc *c, const char *case_id,
+		    const char *token);
+
 /* True when LEDGERFS_CASE and LEDGERFS_TOKEN are both set. */
 int lfc_have_credentials(void);
 

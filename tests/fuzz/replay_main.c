@@ -20,8 +20,14 @@
 #define MAX_SEEDS 1024
 #define SEED_MAX  65536
 /* Mutants stay small: depth and byte-level rules need no more. */
-#define MUTANT_MAX     8192
+#define MUTANT_MAX 8192
+#ifndef DEFAULT_ROUNDS
 #define DEFAULT_ROUNDS 200000UL
+#endif
+/* The same replay drives other harnesses (mk/pattern.am): their name. */
+#ifndef FUZZ_NAME
+#define FUZZ_NAME "fuzz_request_replay"
+#endif
 
 struct seed {
 	unsigned char *data;
@@ -47,8 +53,7 @@ static int load_seeds(const char *dir, struct seed *seeds, size_t *n)
 	FILE *f;
 
 	if (!d) {
-		fprintf(stderr, "fuzz_request_replay: %s: %s\n", dir,
-			strerror(errno));
+		fprintf(stderr, FUZZ_NAME ": %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
 	*n = 0;
@@ -143,7 +148,7 @@ int main(int argc, char **argv)
 	if (load_seeds(dir, seeds, &nseeds) < 0)
 		return 1;
 	if (nseeds == 0) {
-		fprintf(stderr, "fuzz_request_replay: no seeds in %s\n", dir);
+		fprintf(stderr, FUZZ_NAME ": no seeds in %s\n", dir);
 		return 1;
 	}
 	for (i = 0; i < nseeds; i++, inputs++)
@@ -159,6 +164,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < nseeds; i++)
 		free(seeds[i].data);
 	/* A crash never gets here: the harness aborts on a broken promise. */
-	printf("fuzz_request_replay: %zu inputs, 0 crashes\n", inputs);
+	printf(FUZZ_NAME ": %zu inputs, 0 crashes\n", inputs);
 	return 0;
 }

@@ -320,6 +320,25 @@ lf_expect_refused() {
 	rule_end
 }
 
+# lf_expect_refused_after_close NAME CASE FILE ERRNO [LFWRITE ARGS...]:
+# the first write fails with ERRNO, no row is appended (nothing follows
+# case_closed, ledgerfs(8) ERRORS), and `error` names ERRNO.
+lf_expect_refused_after_close() {
+	_name=$1 _c=$2 _f=$3 _errno=$4
+	shift 4
+	_before=$(lf_rows "$_c")
+	_out=$(lf_write "$_c" "$_f" "$@")
+	_after=$(lf_rows "$_c")
+	_last=$(tail -n1 "$(lf_ledger "$_c")")
+	_err=$(cat "$mnt/cases/$_c/target/error")
+	rule_begin "$_name"
+	rule_eq "first write" "write=$_errno" "$(echo "$_out" | grep -m1 '^write=')"
+	rule_eq "new rows" 0 $((_after - _before))
+	rule_has "last row" "$_last" '"phase":"case_closed"'
+	rule_has "error file" "$_err" "$_errno "
+	rule_end
+}
+
 # lf_expect_accepted NAME CASE FILE NEWROWS [LFWRITE ARGS...]: every
 # write succeeds, close succeeds, NEWROWS rows are appended.
 lf_expect_accepted() {

@@ -88,7 +88,7 @@ max128=$(head -c 128 /dev/zero | tr '\0' b)
 lf_expect_accepted call_id_of_128_chars_is_accepted H request 1 \
 	"{\"call_id\":\"$max128\",\"tool\":\"lookup_a\",\"args\":{}}\\n"
 assert_eq no_file_appeared_in_backing_for_path_like_ids \
-	"case.json ledger.jsonl" "$(ls "$backing/cases/H" | tr '\n' ' ' | sed 's/ $//')"
+	"case.json failed.ready ledger.jsonl" "$(ls "$backing/cases/H" | tr '\n' ' ' | sed 's/ $//')"
 
 # files that do not exist, and changing operations: target and host folders
 while IFS='|' read -r rule want op path arg; do

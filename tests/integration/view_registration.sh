@@ -102,8 +102,8 @@ rule_has phase "$last" '"phase":"case_closed"'
 rule_has state "$last" '"state":"failed"'
 rule_has reason "$last" '"reason":"no registration"'
 rule_end
-lf_expect_refused registration_after_failed_wait_is_refused_with_EPIPE Z \
-	register EPIPE LF_CLOSED refused \
+lf_expect_refused_after_close registration_after_failed_wait_is_refused_with_EPIPE_and_no_row Z \
+	register EPIPE \
 	"{\"case_id\":\"Z\",\"token\":\"$(lf_token Z)\"}\\n"
 
 rule_begin every_ledger_verifies

@@ -95,8 +95,8 @@ rule_end
 rule_begin closed_case_stays_closed
 rule_eq state closed "$(lf_state CL)"
 rule_end
-lf_expect_refused closed_case_refuses_requests_with_EPIPE_after_restart CL \
-	request EPIPE LF_CLOSED refused '{"call_id":"x2","tool":"lookup_a","args":{}}\n'
+lf_expect_refused_after_close closed_case_refuses_requests_with_EPIPE_and_no_row_after_restart CL \
+	request EPIPE '{"call_id":"x2","tool":"lookup_a","args":{}}\n'
 rule_begin failed_case_stays_failed_with_its_reason
 rule_eq state failed "$(lf_state FL)"
 rule_has reason "$(lf_status FL)" '"reason": "harness gave up"'

@@ -369,14 +369,14 @@ Test(case_rules, reply_shapes_follow_the_protocol)
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"matched\":\"lookups\",\"reason\":\"allowed by mediation policy rule 'lookups'\"}\n");
+		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"real_executed\":false,\"flagged\":false,\"reason\":\"allowed by mediation policy rule 'lookups'\",\"decision_reason\":\"allowed by mediation policy rule 'lookups'\",\"matched\":\"lookups\",\"returned\":null,\"is_error\":false,\"result_source\":\"target_reported\",\"result_authoritative\":false}\n");
 	free(r);
 	cr_assert_eq(
 		call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r),
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"matched\":\"<default>\",\"reason\":\"blocked by default mediation policy\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
+		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"real_executed\":false,\"flagged\":true,\"reason\":\"blocked by default mediation policy\",\"decision_reason\":\"blocked by default mediation policy\",\"matched\":\"<default>\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
 	free(r);
 	case_free(c);
 }
@@ -607,7 +607,7 @@ Test(case_rules, restart_resumes_state_index_and_scenario)
 	case_free(c);
 }
 
-Test(case_rules, restart_with_a_wrong_key_refuses_the_case)
+Test(case_rules, restart_with_a_wrong_key_loads_the_case_failed)
 {
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	struct case_limits l = lim(0, 0);
@@ -617,9 +617,12 @@ Test(case_rules, restart_with_a_wrong_key_refuses_the_case)
 	case_free(c);
 	memset(other, 8, sizeof(other));
 	memset(&why, 0, sizeof(why));
+	c = NULL;
 	cr_assert_eq(case_load(backing, other, "C", &l, &c, &why), LF_VERIFY,
-		     "got %d: %s", case_load(backing, other, "C", &l, &c, &why),
-		     why.msg);
+		     "%s", why.msg);
+	cr_assert_not_null(c, "listed failed, not dropped");
+	cr_assert_eq(case_get_state(c), CASE_FAILED);
+	case_free(c);
 }
 
 Test(case_rules, bad_case_names_are_refused)

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""relay_overhead.py - p50 of one mediated call made directly on the
+case's target/request file and of the same call through ledgerfs-relay
+(POST /mediate, a new connection each time, as ASSERT's client does).
+
+usage: relay_overhead.py TARGET_DIR RELAY_URL TOKEN CASE N
+"""
+import http.client
+import json
+import statistics
+import sys
+import time
+import urllib.parse
+
+tdir, url, token, case, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+u = urllib.parse.urlparse(url)
+
+
+def direct(i):
+    line = json.dumps({"call_id": f"d{i}", "tool": "lookup_b", "args": {"i": i}}) + "\n"
+    t = time.perf_counter()
+    with open(f"{tdir}/request", "r+b", buffering=0) as f:
+        f.write(line.encode())
+        reply = f.read(65536)
+    dt = time.perf_counter() - t
+    assert b'"mode":"pass"' in reply, reply
+    return dt
+
+
+def relayed(i):
+    body = json.dumps({"pre_context": {"session": {"case_id": case},
+                                       "tool_call": {"id": f"r{i}", "name": "lookup_b",
+                                                     "args": {"i": i}}}})
+    t = time.perf_counter()
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request("POST", "/mediate", body, {"authorization": f"Bearer {token}",
+                                        "content-type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    dt = time.perf_counter() - t
+    assert r.status == 200, data
+    return dt
+
+
+def p(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1e6
+
+
+# Interleaved, so drift on a shared machine hits both alike.
+d, r = [], []
+for i in range(n):
+    d.append(direct(i))
+    r.append(relayed(i))
+print(json.dumps({
+    "calls": n,
+    "direct_p50_us": round(p(d, 0.5)), "direct_p99_us": round(p(d, 0.99)),
+    "relay_p50_us": round(p(r, 0.5)), "relay_p99_us": round(p(r, 0.99)),
+    "relay_overhead_p50_us": round(p(r, 0.5) - p(d, 0.5)),
+    "median_of_pairwise_overhead_us": round(statistics.median(b - a for a, b in zip(d, r)) * 1e6),
+}))

@@ -1,0 +1,18 @@
+#!/bin/sh
+# relay_overhead.sh - run by hand from a build folder: the p50 overhead
+# of a call through ledgerfs-relay over the same call made directly on
+# the case's files, on a real mount (N calls each, default 1000).
+#   cd build/plain && sh ../../tests/bench/relay_overhead.sh [N]
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$(pwd)}
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/relay_lib.sh"
+relay_require
+lf_setup
+lf_start
+lf_open_reg C
+relay_start C
+python3 "$top_srcdir/tests/bench/relay_overhead.py" "$(lf_tdir C)" \
+	"$relay_url" "$RELAY_TOKEN" C "${1:-1000}"
+relay_stop
+lf_stop

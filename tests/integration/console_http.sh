@@ -1,0 +1,139 @@
+#!/bin/sh
+# console_http.sh - `ledgerctl console` over a real mount, through raw
+# HTTP (console_http.py): the Host guard for every loopback form of
+# --listen, the launch token and its cookie, 403/405, the security
+# headers, paging, events; the one printed line, refusals of bad
+# --listen values, a clean exit at SIGINT and SIGTERM, and that the
+# console changed nothing in the mount or the backing folder.
+set -u
+. "$(dirname "$0")/lib.sh"
+lf_setup
+command -v python3 >/dev/null || lf_skip_all "python3 missing"
+lf_start
+PY=$top_srcdir/tests/integration/console_http.py
+cpid=
+
+stop_console() { # SIGNAL: stop it, print its exit status
+	[ -n "$cpid" ] || return 0
+	kill -"$1" "$cpid" 2>/dev/null
+	_rc=0
+	wait "$cpid" || _rc=$?
+	cpid=
+	echo "$_rc"
+}
+
+# start_console ARGS...: start one; $url is its printed URL ("" if none).
+start_console() {
+	: >"$work/console.out"
+	"$LEDGERCTL" console "$@" >"$work/console.out" 2>>"$work/console.err" &
+	cpid=$!
+	lf_bg_pids="$lf_bg_pids $cpid"
+	_i=0
+	url=
+	while [ $_i -lt 100 ] && kill -0 "$cpid" 2>/dev/null; do
+		url=$(sed -n 's/^console: //p' "$work/console.out")
+		[ -n "$url" ] && break
+		_i=$((_i + 1))
+		sleep 0.05
+	done
+}
+
+# py RULESET ARGS...: run the checks, fold their lines into the counts.
+py() {
+	timeout 120 python3 "$PY" "$@" >"$work/py.out" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) _d=${line#not ok - }; not_ok "${_d%%: *}" "${_d#*: }" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$work/py.out"
+}
+
+lf_open_reg C
+for i in 1 2 3; do
+	lf_call C "p$i" lookup_x '{"i":1}' >/dev/null
+	lf_call C "m$i" send_x >/dev/null
+done
+lf_call C b1 delete_x >/dev/null
+echo turn >"$mnt/cases/C/ctl"
+lf_open D
+
+snap() { # what the console must not change
+	find "$backing" -printf '%p %s %T@ %m\n' | sort
+	cat "$backing"/cases/*/ledger.jsonl | sha256sum
+}
+snap >"$work/before"
+
+# One line on stdout, the URL with a 256-bit token, and nothing else.
+start_console --key="$key" "$mnt"
+sleep 0.3
+rule_begin console_prints_exactly_one_url_line
+rule_eq lines 1 "$(wc -l <"$work/console.out" | tr -d ' ')"
+case $url in
+http://127.0.0.1:[0-9]*/\?token=*) ;;
+*) rule_fail "url [$url]" ;;
+esac
+tok=${url##*token=}
+rule_eq "token hex digits" 64 "$(printf '%s' "$tok" | tr -cd 0-9a-f | wc -c | tr -d ' ')"
+rule_end
+py rules "$url" C
+stop_console TERM >"$work/rc"
+assert_eq console_exits_0_at_sigterm 0 "$(cat "$work/rc")"
+
+# Every loopback form of --listen against the Host table.
+for form in 127.0.0.1 127.0.0.2 127.1 '[::1]' '[::ffff:127.0.0.1]' localhost; do
+	start_console --listen="$form" "$mnt"
+	if [ -z "$url" ]; then
+		not_ok "console_listens_on_$form" "$(tail -n 3 "$work/console.err")"
+		stop_console KILL >/dev/null
+		continue
+	fi
+	py guard "$form" "$url"
+	stop_console INT >"$work/rc"
+	assert_eq "console_exits_0_at_sigint_$form" 0 "$(cat "$work/rc")"
+done
+
+# Two consoles never share a token.
+start_console "$mnt"
+first=${url##*token=}
+stop_console TERM >/dev/null
+start_console "$mnt"
+assert_eq token_is_fresh_each_run 1 "$([ "$first" != "${url##*token=}" ] && echo 1)"
+stop_console TERM >/dev/null
+
+refused() { # NAME ARGS...: exit 2, nothing on stdout
+	_o=$(timeout 10 "$LEDGERCTL" console "$@" 2>"$work/refused.err")
+	_rc=$?
+	rule_begin "$1"
+	rule_eq status 2 "$_rc"
+	rule_eq stdout "" "$_o"
+	rule_end
+}
+refused non_loopback_listen_needs_allow_remote --listen=0.0.0.0:0 "$mnt"
+refused listen_outside_the_grammar_is_refused --listen=localhost.evil.test:80 "$mnt"
+refused listen_with_bad_port_is_refused --listen=127.0.0.1:99999 "$mnt"
+refused console_needs_a_mount --listen=127.0.0.1:0 "$work"
+
+# --allow-remote keeps both guards: a wrong Host is still refused.
+start_console --listen=0.0.0.0:0 --allow-remote "$mnt"
+port=$(printf '%s' "$url" | sed 's|.*:\([0-9]*\)/.*|\1|')
+tok=${url##*token=}
+rule_begin allow_remote_keeps_host_guard_and_token
+rule_eq "literal host" 200 "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/cases")"
+rule_eq "rebinding name" 403 "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: attacker.test:$port" -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/cases")"
+rule_eq "no token" 403 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/cases")"
+rule_end
+stop_console TERM >/dev/null
+
+snap >"$work/after"
+assert_eq console_changes_nothing_in_the_backing_folder \
+	"$(cat "$work/before")" "$(cat "$work/after")"
+assert_eq console_adds_no_row 13 "$(lf_rows C)"
+
+if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$work/console.err"; then
+	not_ok console_has_no_sanitizer_report "$(grep -m3 -E 'ERROR|runtime error' "$work/console.err")"
+else
+	ok console_has_no_sanitizer_report
+fi
+lf_finish

@@ -1,0 +1,143 @@
+#!/bin/sh
+# hostile_memory.sh - ledgerfs(8) LIMITS: a target holding many
+# descriptors, each with a large unterminated line, cannot grow the
+# daemon past --max-pending (nor past its case's share of it).  Lines
+# past the bound are refused with ENOBUFS, a bounded refused row and the
+# reason in error; another case keeps calling, even with lines that span
+# writes; closing the descriptors gives the memory back.
+. "$(dirname "$0")/lib.sh"
+lf_setup
+LFHOLD=$top_builddir/tests/integration/lfhold
+[ -x "$LFHOLD" ] || lf_skip_all "$LFHOLD not built"
+
+# rss_kb: the daemon's resident memory now
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$lf_daemon/status"; }
+# A sanitizer build keeps freed memory in quarantine: skip RSS figures.
+sanitized=
+if grep -q __asan_init "$LEDGERFS" 2>/dev/null; then sanitized=1; fi
+
+# 1 MiB for the daemon, a quarter of it (256 KiB) for one case; a held
+# line of 60 KiB takes a 64 KiB buffer, so one case holds 4 of them.
+lf_start --max-line=65536 --max-pending=1M --max-refused=8
+lf_open_reg A
+lf_open_reg B
+rss0=$(rss_kb)
+
+mkfifo "$work/hold.in"
+"$LFHOLD" "$(lf_tdir A)/request" 64 61440 <"$work/hold.in" >"$work/hold.out" 2>&1 &
+hold=$!
+lf_bg_pids=$hold
+exec 3>"$work/hold.in"
+i=0
+until grep -q '^ready' "$work/hold.out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || break
+	sleep 0.05
+done
+summary=$(head -n1 "$work/hold.out")
+rule_begin lines_past_a_cases_share_of_max_pending_are_refused_with_ENOBUFS
+rule_has summary "$summary" "held=4 refused=60 first_error=ENOBUFS"
+rule_eq "refused rows (bounded by --max-refused)" 8 "$(lf_rows A '"refusal":"LF_PENDING_FULL"')"
+rule_has "error file" "$(cat "$(lf_tdir A)/error")" \
+	"ENOBUFS request: partial lines past the limit of 1048576 bytes for the daemon (--max-pending), 262144 for one case"
+rule_end
+
+# another case, while A holds its share: whole lines, and a line that
+# spans many writes (the view holds it between them)
+hd='{"call_id":"b-split","tool":"lookup_a","args":{"s":"'
+rule_begin another_case_calls_while_a_target_holds_partial_lines
+for n in 1 2 3; do
+	rule_has "call b$n" "$(lf_call B "b$n" lookup_a)" '"mode":"pass"'
+done
+out=$(lf_write B request "$hd" --repeat-byte x 30000 --repeat-byte x 30000 '"}}\n')
+rule_hasnt "split line" "$out" "write=E"
+rule_has "split line close" "$out" "close=OK"
+rule_eq "split line decided" 1 "$(lf_rows B '"call_id":"b-split"')"
+rule_end
+
+# the daemon-wide bound: three more cases take their shares (1 MiB in
+# all), and a fifth case's holder finds nothing left
+holders=$hold
+for c in C F G; do
+	lf_open_reg "$c"
+	# (not holding the fifo's write end itself: 3>&-)
+	"$LFHOLD" "$(lf_tdir "$c")/request" 8 61440 <"$work/hold.in" >"$work/hold$c.out" 2>&1 3>&- &
+	holders="$holders $!"
+	lf_bg_pids=$holders
+	i=0
+	until grep -q '^ready' "$work/hold$c.out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || break
+		sleep 0.05
+	done
+done
+lf_open_reg H
+"$LFHOLD" "$(lf_tdir H)/request" 2 61440 </dev/null >"$work/holdH.out" 2>&1
+rule_begin lines_past_the_daemon_wide_max_pending_are_refused_with_ENOBUFS
+rule_has "C, F, G: a share each" "$(head -qn1 "$work/holdC.out" "$work/holdF.out" "$work/holdG.out" | sort -u)" "held=4 refused=4 first_error=ENOBUFS"
+rule_has "H: nothing left" "$(head -n1 "$work/holdH.out")" "held=0 refused=2 first_error=ENOBUFS"
+rule_has "H's error file" "$(cat "$(lf_tdir H)/error")" "ENOBUFS request: partial lines past the limit"
+rule_has "H calls with whole lines" "$(lf_call H h1 lookup_a)" '"mode":"pass"'
+rule_end
+if [ -z "$sanitized" ]; then
+	rss1=$(rss_kb)
+	echo "# RSS: ${rss0} kB before, ${rss1} kB while 16 x 60 KiB lines are held"
+fi
+
+# close the holder: every byte goes back, so a case can hold again
+exec 3>&-
+for p in $holders; do wait "$p" 2>/dev/null; done
+lf_bg_pids=
+"$LFHOLD" "$(lf_tdir A)/request" 4 61440 </dev/null >"$work/hold2.out" 2>&1
+rule_begin closing_descriptors_gives_their_partial_lines_back
+rule_has "closed" "$(cat "$work/hold.out")" "closed"
+rule_has "A holds again" "$(head -n1 "$work/hold2.out")" "held=4 refused=0"
+rule_end
+
+# Scaled up: 400 descriptors with 1 MiB lines under the default line
+# limit and a 16 MiB bound.  The daemon's resident memory stays near the
+# bound and comes back down after the close (glibc returns the buffers).
+lf_stop || not_ok daemon_stops_cleanly "had to be killed"
+lf_start --max-pending=16M --max-refused=8
+lf_open_reg D
+lf_open_reg E
+rss0=$(rss_kb)
+mkfifo "$work/hold3.in"
+"$LFHOLD" "$(lf_tdir D)/request" 400 1048000 <"$work/hold3.in" >"$work/hold3.out" 2>&1 &
+hold=$!
+lf_bg_pids=$hold
+exec 4>"$work/hold3.in"
+i=0
+until grep -q '^ready' "$work/hold3.out" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 1200 ] || break
+	sleep 0.05
+done
+rss1=$(rss_kb)
+rule_begin four_hundred_descriptors_of_1MiB_lines_stay_within_max_pending
+rule_has summary "$(head -n1 "$work/hold3.out")" "held=4 refused=396 first_error=ENOBUFS"
+rule_has "E calls meanwhile" "$(lf_call E e1 lookup_a)" '"mode":"pass"'
+if [ -z "$sanitized" ]; then
+	grow=$(((rss1 - rss0) / 1024))
+	echo "# RSS: ${rss0} kB before, ${rss1} kB during (+${grow} MiB)"
+	[ "$grow" -le 64 ] || rule_fail "RSS grew by $grow MiB (bound 16 MiB + libfuse's buffers)"
+fi
+rule_end
+exec 4>&-
+wait "$hold" 2>/dev/null
+lf_bg_pids=
+if [ -z "$sanitized" ]; then
+	sleep 0.5
+	rss2=$(rss_kb)
+	echo "# RSS: ${rss2} kB after the close"
+	rule_begin memory_of_closed_descriptors_goes_back_to_the_system
+	[ $(((rss2 - rss0) / 1024)) -le 32 ] ||
+		rule_fail "RSS still $(((rss2 - rss0) / 1024)) MiB above the start"
+	rule_end
+fi
+rule_begin ledgers_verify_after_the_memory_attack
+for c in D E; do
+	v=$(lf_verify "$c" 2>&1) || rule_fail "$c: $v"
+done
+rule_end
+lf_finish

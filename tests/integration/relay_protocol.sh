@@ -1,0 +1,167 @@
+#!/bin/sh
+# relay_protocol.sh - ledgerfs-relay answers ASSERT's host-mediator HTTP
+# as host_mediator.py answers it (ledgerfs-relay(1) PROTOCOL), over a
+# real mounted case: one rule per check, driven with curl.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/relay_lib.sh"
+relay_require
+lf_setup
+lf_start
+lf_open_reg C
+relay_start C
+
+rows() { lf_rows C; }
+call() { # ID TOOL [ARGS] [CASE]
+	printf '{"pre_context":{"session":{"case_id":"%s"},"tool_call":{"id":"%s","name":"%s","args":%s}}}' \
+		"${4:-C}" "$1" "$2" "${3:-{\}}"
+}
+
+assert_eq health_answers_ok_without_a_token '200 {"status":"ok"}' \
+	"$(curl -s -w ' %{http_code}' "$relay_url/health" | awk '{print $2, $1}')"
+
+rule_begin a_wrong_or_missing_token_is_401
+for h in 'Authorization: Bearer nope' 'Authorization: bearer relay-test-token-0123456789' 'X-None: 1'; do
+	r=$(curl -s -w ' %{http_code}' -X POST -H "$h" --data-binary '{}' "$relay_url/register")
+	rule_eq "$h" '{"error":"invalid_mediator_token"} 401' "$r"
+done
+rule_end
+
+rule_begin an_unknown_path_is_404
+rule_eq GET '404' "$(curl -s -o /dev/null -w '%{http_code}' "$relay_url/nope")"
+rule_eq POST '404 {"error":"not_found"}' "$(relay_post /nope '{}')"
+rule_end
+
+before=$(rows)
+rule_begin a_body_over_1_MiB_is_refused_before_it_is_read
+big=$(head -c 1048577 /dev/zero | tr '\0' ' ')
+printf '%s' "$big" >"$work/big"
+r=$(curl -s -w ' %{http_code}' -X POST -H "Authorization: Bearer $RELAY_TOKEN" \
+	--data-binary @"$work/big" "$relay_url/mediate")
+rule_eq answer '{"error":"invalid_request","detail":"invalid mediation request size"} 400' "$r"
+rule_eq "no row" "$before" "$(rows)"
+rule_end
+
+assert_eq an_empty_body_is_400 \
+	'400 {"error":"invalid_request","detail":"invalid mediation request size"}' \
+	"$(relay_post /mediate '')"
+rule_begin malformed_json_is_400_with_a_detail
+r=$(relay_post /mediate '{"pre_context":')
+rule_has answer "$r" '400 {"error":"invalid_request","detail":"'
+rule_end
+assert_eq a_request_that_is_no_object_is_400 \
+	'400 {"error":"invalid_request","detail":"mediation request must be a JSON object"}' \
+	"$(relay_post /mediate '[1]')"
+assert_eq mediate_without_pre_context_is_400 \
+	'400 {"error":"invalid_request","detail":"mediate requires object pre_context"}' \
+	"$(relay_post /mediate '{}')"
+
+assert_eq register_answers_registered '200 {"status":"registered"}' \
+	"$(relay_post /register '{"case_id":"C"}')"
+assert_eq register_for_another_case_is_400 \
+	'400 {"error":"invalid_request","detail":"mediator registration case_id does not match the ASSERT-owned sandbox case"}' \
+	"$(relay_post /register '{"case_id":"D"}')"
+
+rule_begin mediate_answers_asserts_decision_payload_only
+r=$(relay_post /mediate "$(call m1 send_a '{"to":"ada"}')")
+rule_eq status 200 "${r%% *}"
+d=${r#* }
+rule_eq keys '["decision_reason","flagged","is_error","matched","mock_source","mode","real_executed","reason","returned"]' \
+	"$(printf '%s' "$d" | jq -c '.decision | keys')"
+rule_eq values '{"mode":"mock","real_executed":false,"flagged":true,"reason":"mocked by mediation policy rule '"'"'send_*'"'"'","decision_reason":"mocked by mediation policy rule '"'"'send_*'"'"'","matched":"send_*","returned":{"status":"sent"},"mock_source":"inline","is_error":false}' \
+	"$(printf '%s' "$d" | jq -c '.decision')"
+rule_end
+
+rule_begin a_forged_session_case_id_is_400_and_not_recorded
+before=$(rows)
+rule_eq other '400 {"error":"invalid_request","detail":"mediated call case_id does not match the ASSERT-owned sandbox case"}' \
+	"$(relay_post /mediate "$(call f1 lookup_a '{}' D)")"
+rule_eq missing '400 {"error":"invalid_request","detail":"mediated call case_id does not match the ASSERT-owned sandbox case"}' \
+	"$(relay_post /mediate '{"pre_context":{"tool_call":{"id":"f2","name":"lookup_a"}}}')"
+rule_eq "no row" "$before" "$(rows)"
+rule_end
+
+rule_begin a_tool_call_without_id_name_or_object_args_is_400
+for tc in '{"name":"lookup_a"}' '{"id":"x","name":"  "}' '{"id":"x","name":"lookup_a","args":[1]}'; do
+	rule_eq "$tc" '400 {"error":"invalid_request","detail":"host mediator requires tool_call.id, tool_call.name, and object args"}' \
+		"$(relay_post /mediate "{\"pre_context\":{\"session\":{\"case_id\":\"C\"},\"tool_call\":$tc}}")"
+done
+rule_end
+
+rule_begin a_duplicate_call_id_is_400
+relay_post /mediate "$(call p1 lookup_a '{"id":1}')" >/dev/null
+rule_eq answer "400 {\"error\":\"invalid_request\",\"detail\":\"duplicate mediation call id 'p1'\"}" \
+	"$(relay_post /mediate "$(call p1 lookup_a '{"id":1}')")"
+rule_end
+
+rule_begin complete_records_the_targets_result
+rule_eq answer '200 {"status":"recorded"}' \
+	"$(relay_post /complete '{"call_id":"p1","returned":{"n":1},"is_error":false,"real_executed":true}')"
+rule_has row "$(grep -F '"call_id":"p1"' "$(lf_ledger C)" | grep -F '"phase":"completion"')" '"returned":{"n":1}'
+rule_end
+
+rule_begin a_second_complete_is_400
+rule_eq answer "400 {\"error\":\"invalid_request\",\"detail\":\"unknown or already-completed mediation call 'p1'\"}" \
+	"$(relay_post /complete '{"call_id":"p1","returned":{"n":1},"is_error":false,"real_executed":true}')"
+rule_end
+
+rule_begin complete_of_a_mock_or_an_unknown_call_is_400
+rule_eq mock "400 {\"error\":\"invalid_request\",\"detail\":\"unknown or already-completed mediation call 'm1'\"}" \
+	"$(relay_post /complete '{"call_id":"m1","returned":1}')"
+rule_eq unknown "400 {\"error\":\"invalid_request\",\"detail\":\"unknown or already-completed mediation call 'zz'\"}" \
+	"$(relay_post /complete '{"call_id":"zz","returned":1}')"
+rule_end
+
+rule_begin the_host_guard_refuses_another_host
+rule_eq evil 403 "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: evil.example' "$relay_url/health")"
+rule_eq "other port" 403 "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: 127.0.0.1:1' "$relay_url/health")"
+rule_eq localhost 200 "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: localhost:$relay_port" "$relay_url/health")"
+rule_end
+
+assert_eq it_prints_nothing_on_success "" "$(cat "$work/relay.out" "$work/relay.err")"
+relay_stop
+assert_eq it_exits_0_on_term 0 $?
+
+# --- options and listeners ---
+sock=$work/relay.sock
+printf '%s\n' "$RELAY_TOKEN" >"$work/token"
+LEDGERFS_CASE=C "$RELAY" --listen "unix:$sock" --token-file "$work/token" \
+	--dir="$(lf_tdir C)" 2>>"$work/relay.err" &
+upid=$!
+lf_bg_pids="$lf_bg_pids $upid"
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+rule_begin a_unix_socket_listener_with_a_token_file_serves_the_case
+rule_eq health '{"status":"ok"}' "$(curl -s --unix-socket "$sock" http://relay/health)"
+r=$(curl -s --unix-socket "$sock" -X POST -H "Authorization: Bearer $RELAY_TOKEN" \
+	--data-binary "$(call u1 lookup_a)" http://relay/mediate)
+rule_eq mode '"pass"' "$(printf '%s' "$r" | jq -c .decision.mode)"
+rule_end
+kill -TERM $upid
+wait $upid
+assert_eq the_unix_socket_is_removed_at_exit no "$([ -e "$sock" ] && echo yes || echo no)"
+
+refuse() { # NAME WANT-STATUS NEEDLE ARGS...: the relay refuses to start
+	_n=$1 _w=$2 _needle=$3
+	shift 3
+	_e=$(LEDGERFS_RELAY_TOKEN=${tok-$RELAY_TOKEN} timeout 10 "$RELAY" "$@" 2>&1 >/dev/null)
+	_s=$?
+	rule_begin "$_n"
+	rule_eq status "$_w" "$_s"
+	rule_has reason "$_e" "$_needle"
+	rule_end
+}
+refuse no_listen_is_a_usage_error 2 usage --dir=/x
+tok='' refuse no_token_is_refused 2 'no token' --listen=127.0.0.1:0
+refuse a_listen_outside_the_grammar_is_refused 2 '--listen 127.0.0.1:x' --listen=127.0.0.1:x
+refuse a_non_loopback_address_is_refused 2 'not a loopback address' --listen 0.0.0.0:0
+python3 -c 'import socket,time,sys
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); print(s.getsockname()[1]); sys.stdout.flush(); time.sleep(20)' >"$work/busy" &
+bpid=$!
+lf_bg_pids="$lf_bg_pids $bpid"
+i=0
+while [ ! -s "$work/busy" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+refuse a_port_in_use_exits_1_with_the_reason 1 'cannot listen on 127.0.0.1:' --listen "127.0.0.1:$(cat "$work/busy")"
+kill $bpid 2>/dev/null
+
+relay_check_sanitizer
+lf_finish

@@ -1,0 +1,45 @@
+#!/bin/sh
+# sigterm_exits_zero.sh - SIGTERM and SIGINT are a clean stop (ledgerfs(8)
+# SIGNALS): the daemon unmounts, exits 0, and its cases resume at the
+# next start with their ledger verifying.
+. "$(dirname "$0")/lib.sh"
+lf_setup
+
+# stop_by SIG: signal the daemon, wait for it; its exit status in $st.
+stop_by() {
+	kill -s "$1" "$lf_daemon"
+	_i=0
+	while kill -0 "$lf_daemon" 2>/dev/null && [ $_i -lt 200 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	wait "$lf_daemon"
+	st=$?
+	lf_daemon=
+}
+
+lf_start
+lf_open_reg S
+lf_call S c1 lookup_a >/dev/null
+rule_begin sigterm_unmounts_and_exits_zero
+stop_by TERM
+rule_eq exit 0 "$st"
+lf_mounted && rule_fail "still mounted"
+rule_end
+
+lf_start
+rule_begin case_resumes_after_sigterm
+rule_eq state registered "$(lf_state S)"
+rule_has "next call" "$(lf_call S c2 lookup_a)" '"sequence":2'
+lf_verify S >/dev/null || rule_fail "ledger does not verify"
+rule_end
+
+rule_begin sigint_unmounts_and_exits_zero
+stop_by INT
+rule_eq exit 0 "$st"
+lf_mounted && rule_fail "still mounted"
+rule_end
+
+lf_start
+check ledger_verifies_after_sigint lf_verify S
+lf_finish

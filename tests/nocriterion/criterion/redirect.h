@@ -1,0 +1,2 @@
+/* stand-in: see criterion.h */
+#include "criterion.h"
