@@ -168,7 +168,7 @@ st=$?
 rule_begin nested_counted_repeats_are_refused_by_validate
 rule_eq status 1 "$st"
 rule_eq lines 1 "$(printf '%s\n' "$out" | wc -l | tr -d ' ')"
-rule_has file "$out" "$work/huge.yaml: mocks[0].when.x.regex: "
+rule_has file "$out" "$work/huge.yaml:4: mocks[0].when.x.regex: "
 rule_has bound "$out" 'bound'
 rule_end
 out=$(timeout 30 "$LEDGERCTL" --mount "$mnt" open R6 --policy "$work/policy.yaml" \
