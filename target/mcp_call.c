@@ -209,7 +209,7 @@ static void *call_thread(void *arg)
 					 "id", c->id, "result", result)
 			     : mcp_error(c->id, -32603, "out of memory");
 		if (msg)
-			mcp_send(1, &c->srv->out_lock, msg);
+			mcp_send(c->srv->out_fd, &c->srv->out_lock, msg);
 		json_decref(msg);
 	}
 	json_decref(result);
