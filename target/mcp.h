@@ -97,8 +97,9 @@ struct mcp_call {
 };
 
 /*
- * Run c on its own thread (ledgerfs-mcp(1) TOOLS/CALL); it answers and
- * frees c.  0, or -1 when too many calls are in flight (nothing taken).
+ * Run the call on its own thread (ledgerfs-mcp(1) PROTOCOL); it answers
+ * and frees its state.  With MCP_CALLS_MAX in flight, waits for one to
+ * end first.  0, or -1 when out of memory or threads (nothing taken).
  */
 int mcp_call_start(struct mcp_server *s, json_t *id, const char *tool,
 		   json_t *args);

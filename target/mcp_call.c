@@ -230,10 +230,9 @@ int mcp_call_start(struct mcp_server *s, json_t *id, const char *tool,
 	int rc;
 
 	pthread_mutex_lock(&s->lock);
-	if (s->ncalls >= MCP_CALLS_MAX) {
-		pthread_mutex_unlock(&s->lock);
-		return -1;
-	}
+	/* Back-pressure: past the bound, read no more input until one ends. */
+	while (s->ncalls >= MCP_CALLS_MAX)
+		pthread_cond_wait(&s->idle, &s->lock);
 	s->ncalls++;
 	pthread_mutex_unlock(&s->lock);
 	c = calloc(1, sizeof(*c));

@@ -109,7 +109,7 @@ static json_t *do_tools_call(struct mcp_server *s, json_t *id,
 				 "tools/call: params.arguments must be an "
 				 "object");
 	if (mcp_call_start(s, id, name, json_is_object(args) ? args : NULL))
-		return mcp_error(id, -32603, "too many tool calls in flight");
+		return mcp_error(id, -32603, "cannot start the call");
 	return NULL; /* its thread answers */
 }
 
