@@ -93,8 +93,12 @@ void commit_group_free(struct commit_group *g)
  * ledger alone by fdatasync, several by one syncfs.  syncfs reports a
  * write error once per descriptor of the file system, so an error of one
  * ledger could be taken by an earlier batch; each ledger's own error is
- * then read from its descriptor (SYNC_FILE_RANGE_WAIT_AFTER reports it,
- * and writes nothing more, the data being clean).
+ * then read from its descriptor.  SYNC_FILE_RANGE_WRITE too: on an ext4
+ * that was shut down (a dead disk, EXT4_IOC_SHUTDOWN) writeback stops
+ * before it records any error, so a later syncfs returns 0 and only an
+ * attempt to write the ledger's still-dirty pages says EIO (found by
+ * scripts/soak.sh).  After a good syncfs the pages are clean and the
+ * write costs nothing.
  */
 static void commit_flush(int fs_fd, struct commit_waiter *batch)
 {
@@ -114,7 +118,10 @@ static void commit_flush(int fs_fd, struct commit_waiter *batch)
 	for (w = batch; w; w = w->next)
 		w->rc = rc ? rc
 			: sync_file_range(w->fd, 0, 0,
-					  SYNC_FILE_RANGE_WAIT_AFTER) < 0
+					  SYNC_FILE_RANGE_WAIT_BEFORE |
+						  SYNC_FILE_RANGE_WRITE |
+						  SYNC_FILE_RANGE_WAIT_AFTER) <
+					0
 				? errno
 				: 0;
 }
