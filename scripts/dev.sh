@@ -53,7 +53,7 @@ if [ "$job" = demo ]; then
 fi
 
 echo "== style (clang-format, .clang-format)"
-clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] target/*.[ch] seal/*.[ch]
+clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] ctl/console/*.[ch] http/*.[ch] target/*.[ch] seal/*.[ch]
 
 rc=0
 echo "== plain build: make check"
@@ -61,6 +61,9 @@ build build/plain --enable-werror
 (cd build/plain && make -j2 check) 2>&1 | tee build/plain-check.log || rc=1
 summary build/plain-check.log "plain" || rc=1
 [ -f build/plain/test-suite.log ] && [ $rc -ne 0 ] && tail -n 80 build/plain/test-suite.log
+
+echo "== short soak: kill -9 and power cuts under load (scripts/soak.sh)"
+SOAK_TRIALS=2 LEDGERFS_BUILD="$top/build/plain" "$top/scripts/soak.sh" || rc=1
 
 echo "== sanitizer build (ASan + UBSan): make check"
 build build/asan --enable-werror --enable-sanitizers

@@ -307,6 +307,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	enum lf_err e;
 	int cases_fd = -1;
 	bool made = false;
+	char fp[CHAIN_FP_LEN + 1];
 
 	if (!request_valid_id(name, strlen(name)))
 		return lf_fail(
@@ -356,7 +357,11 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 			NULL, &c->ledger, why);
 	if (e != LF_OK)
 		goto fail;
-	row = json_pack("{s:s}", "phase", "case_opened");
+	/* The host key's fingerprint: verify tells a wrong key from a
+	 * forged MAC by it (ledgerfs-ledger(5) PHASES). */
+	chain_key_fingerprint(host_key, CHAIN_KEY_BYTES, fp);
+	row = json_pack("{s:s, s:s}", "phase", "case_opened", "key_fingerprint",
+			fp);
 	e = row ? ledger_append(c->ledger, row, NULL, NULL, why)
 		: lf_fail(why, LF_NOMEM, "out of memory");
 	json_decref(row);

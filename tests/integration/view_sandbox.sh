@@ -64,7 +64,7 @@ judge() { # WHO OUTPUT
 	_o=$2
 	rule_begin "target_as_${_who}_sees_exactly_its_target_files"
 	rule_has ran "$_o" "end=1"
-	rule_eq ls "error register replies reply request result " \
+	rule_eq ls "error register replies reply request result tools " \
 		"$(echo "$_o" | sed -n 's/^ls=//p')"
 	rule_end
 	rule_begin "target_as_${_who}_parent_of_mediator_is_the_sandbox_root"
