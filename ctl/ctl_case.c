@@ -108,10 +108,10 @@ static json_t *ctl_status(const char *mount, const char *name)
  * Read a policy or mocks file, inline its cassettes, check it here (so
  * the error names the file), and return it as JSON text for the view.
  */
-static char *ctl_prepare_doc(const char *file, int is_mocks)
+static char *ctl_prepare_doc(const char *file, const char *dir, int is_mocks)
 {
 	struct lf_why why = {{0}};
-	json_t *inl = cassette_load_file(file, &why);
+	json_t *inl = cassette_load_file(file, dir, &why);
 	struct policy *p = NULL;
 	struct mocks *m = NULL;
 	char *text = NULL;
@@ -119,8 +119,13 @@ static char *ctl_prepare_doc(const char *file, int is_mocks)
 	if (inl && (is_mocks ? mocks_load(inl, &m, &why)
 			     : policy_load(inl, &p, &why)) == LF_OK)
 		text = json_dumps(inl, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
+	if (!text) {
+		char where[4200];
+
+		/* FILE:LINE: the reason names the rule and key. */
+		cassette_where(file, why.msg, where, sizeof(where));
+		fprintf(stderr, "ledgerctl: %s: %s\n", where, why.msg);
+	}
 	policy_free(p);
 	mocks_free(m);
 	json_decref(inl);
@@ -174,8 +179,8 @@ static char *ctl_prepare_tools(const char *file)
 static int ctl_open(const char *mount, int argc, char **argv)
 {
 	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
-	const char *tools = NULL;
-	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL;
+	const char *cassettes = NULL, *tools = NULL;
+	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL, *pdir;
 	char *ttext = NULL;
 	FILE *out = stdout;
 	int i, err, rc = 1;
@@ -187,6 +192,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			mocks = argv[++i];
 		else if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc)
 			envf = argv[++i];
+		else if (strcmp(argv[i], "--cassettes") == 0 && i + 1 < argc)
+			cassettes = argv[++i];
 		else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
 			tools = argv[++i];
 		else if (!name && argv[i][0] != '-')
@@ -202,10 +209,13 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			name);
 		return 2;
 	}
-	ptext = ctl_prepare_doc(policy, 0);
+	/* The policy's recordings: --cassettes, else the mocks' folder. */
+	pdir = cassette_policy_dir(cassettes, mocks);
+	ptext = ctl_prepare_doc(policy, pdir, 0);
+	free(pdir);
 	if (!ptext)
 		goto out;
-	if (mocks && !(mtext = ctl_prepare_doc(mocks, 1)))
+	if (mocks && !(mtext = ctl_prepare_doc(mocks, cassettes, 1)))
 		goto out;
 	if (tools && !(ttext = ctl_prepare_tools(tools)))
 		goto out;
@@ -269,7 +279,7 @@ out:
 	return rc;
 usage:
 	fprintf(stderr,
-		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--tools FILE] [--env-file OUT]\n");
+		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--cassettes DIR] [--tools FILE] [--env-file OUT]\n");
 	return 2;
 }
 

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"  evidence LEDGER [--turn N] [--key FILE]\n"
 		"  transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
 		"  check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
-		"  console [--listen ADDR[:PORT]] [--allow-remote] [MOUNTPOINT]\n"
+		"  console [--listen ADDR[:PORT]] [--allow-remote] [--key FILE] [MOUNTPOINT]\n"
 		"The mount defaults to $LEDGERFS_MOUNT, else " CTL_DEFAULT_MOUNT
 		". See ledgerctl(1).\n");
 }

@@ -173,7 +173,7 @@ int case_write_meta(struct lf_case *c)
 out:
 	if (fd >= 0)
 		close(fd);
-	/* A full disk must not leave a half file behind (ledgerfs(8)). */
+	/* A full disk must not leave a half file behind (ledgerfs(8), FAILURE). */
 	if (rc < 0 && fd >= 0) {
 		int err = errno;
 
@@ -370,7 +370,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	return LF_OK;
 fail:
 	case_free(c);
-	/* A creation that failed half way frees its name (ledgerfs(8)). */
+	/* A creation that failed half way frees its name (ledgerfs(8), FAILURE). */
 	if (made)
 		case_fail_unmake(cases_fd, name);
 	if (cases_fd >= 0)

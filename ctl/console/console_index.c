@@ -5,7 +5,7 @@
  * pread, so no request loads a whole ledger.  Everything is opened
  * O_RDONLY through the mount: the console never writes.
  */
-#include "console_index.h"
+#include "console_index_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,53 +18,6 @@
 #include <unistd.h>
 
 #include "ledger.h"
-
-#define CX_NAME_MAX   128
-#define CX_CHUNK      ((size_t)1 << 20)
-#define CX_LINE_MAX   ((size_t)64 << 20)
-#define CX_STATUS_MAX ((size_t)1 << 20)
-
-enum cx_mode { CX_PASS, CX_MOCK, CX_BLOCK, CX_OTHER };
-
-struct cx_call {
-	uint32_t decision_row;
-	uint32_t end_row; /* its completion or completion_missing row, or 0 */
-	uint32_t turn;
-	uint8_t mode;
-	double t;
-};
-
-struct cx_case {
-	char name[CX_NAME_MAX + 1];
-	pthread_mutex_t lock;
-	long long off;	    /* ledger bytes taken (whole lines) */
-	long long *row_off; /* where row i+1 starts */
-	size_t rows, row_cap;
-	char prev[CHAIN_HEX_LEN + 1]; /* SHA-256 of the last line taken */
-	char bad[256];		      /* the first fault; "" while good */
-	bool mac_check;		      /* MACs are being checked */
-	char mac_note[160];
-	unsigned char case_key[CHAIN_KEY_BYTES];
-	char ledger_fp[24]; /* key_fingerprint of case_opened, if any */
-	struct cx_call *calls;
-	size_t ncalls, call_cap;
-	double first_t, last_t;
-	char first_time[32], last_time[32];
-	json_t *status;
-	unsigned long long status_rows;
-	char status_head[CHAIN_HEX_LEN + 1];
-	bool status_matched; /* the chain reached status_rows and agreed */
-};
-
-struct cx {
-	char *mount;
-	bool have_key;
-	unsigned char key[CHAIN_KEY_BYTES];
-	char key_fp[17];
-	pthread_mutex_t lock; /* the array below */
-	struct cx_case **cases;
-	size_t n, cap;
-};
 
 bool cx_name_ok(const char *name)
 {
@@ -136,7 +89,7 @@ void cx_free(struct cx *x)
 	free(x);
 }
 
-static int cx_case_dir(const struct cx *x, const char *name)
+int cx_case_dir(const struct cx *x, const char *name)
 {
 	char path[4096];
 
@@ -249,33 +202,73 @@ static void cx_fault(struct cx_case *c, unsigned long long r, const char *what)
 	snprintf(c->bad, sizeof(c->bad), "row %llu: %s", r, what);
 }
 
-/* MAC of row r (its mac member already taken out of row). */
-static void cx_check_mac(struct cx *x, struct cx_case *c, json_t *row,
-			 const char *mac, unsigned long long r)
+/*
+ * With the key: the MAC of the line without its ,"mac":"MAC" member
+ * (ledgerfs-ledger(5) ROWS), found by its bytes; no serialisation.  The
+ * MAC covers everything else, so a line it verifies is the daemon's.
+ */
+static bool cx_mac_ok(const struct cx_case *c, const char *s, size_t n,
+		      const char *mac, char **scratch, size_t *cap)
 {
-	char want[CHAIN_HEX_LEN + 1];
-	char *line;
+	char member[CHAIN_HEX_LEN + 16], want[CHAIN_HEX_LEN + 1];
+	size_t mn = (size_t)snprintf(member, sizeof(member), ",\"mac\":\"%s\"",
+				     mac);
+	const char *p = s, *hit;
 
-	if (!c->mac_check)
-		return;
-	json_object_del(row, "mac");
-	line = ledger_canonical(row);
-	if (!line)
-		return;
-	chain_hmac_hex(c->case_key, line, strlen(line), want);
-	free(line);
-	if (chain_equal(want, mac ? mac : ""))
-		return;
-	if (r == 1) {
+	if (strlen(mac) != CHAIN_HEX_LEN || n < mn)
+		return false;
+	if (*cap < n) {
+		char *nb = realloc(*scratch, n);
+
+		if (!nb)
+			return false;
+		*scratch = nb;
+		*cap = n;
+	}
+	while ((hit = memmem(p, n - (size_t)(p - s), member, mn))) {
+		size_t head = (size_t)(hit - s);
+
+		memcpy(*scratch, s, head);
+		memcpy(*scratch + head, hit + mn, n - head - mn);
+		chain_hmac_hex(c->case_key, *scratch, n - mn, want);
+		if (chain_equal(want, mac))
+			return true;
+		p = hit + 1;
+	}
+	return false;
+}
+
+/*
+ * The checks of one line beyond chain and row number: with the key its
+ * MAC, without it the canonical form.  false: c->bad says.
+ */
+static bool cx_check_line(struct cx *x, struct cx_case *c, json_t *row,
+			  const char *s, size_t n, const char *mac,
+			  unsigned long long r)
+{
+	char *d;
+	bool ok;
+
+	if (c->mac_check) {
+		if (cx_mac_ok(c, s, n, mac, &c->scratch, &c->scratch_cap))
+			return true;
+		if (r != 1) {
+			cx_fault(c, r, "mac does not match");
+			return false;
+		}
 		/* Not this key's ledger: say so rather than call it forged. */
 		c->mac_check = false;
 		snprintf(c->mac_note, sizeof(c->mac_note),
 			 "not checked: row 1 is not MACed under host key %s; "
 			 "the daemon checked them when it loaded the case",
 			 x->key_fp);
-		return;
 	}
-	cx_fault(c, r, "mac does not match");
+	d = ledger_canonical(row);
+	ok = d && strlen(d) == n && !memcmp(d, s, n);
+	free(d);
+	if (!ok)
+		cx_fault(c, r, "not in canonical form");
+	return ok;
 }
 
 static void cx_take_call_row(struct cx_case *c, json_t *row, const char *phase,
@@ -318,7 +311,7 @@ static void cx_take_line(struct cx *x, struct cx_case *c, const char *s,
 	unsigned long long r = c->rows + 1;
 	json_t *row = json_loadb(s, n, JSON_REJECT_DUPLICATES, NULL);
 	const char *phase, *fp;
-	char *again = NULL, mac[CHAIN_HEX_LEN + 1] = "";
+	char mac[CHAIN_HEX_LEN + 1] = "";
 	double t;
 
 	if (!json_is_object(row)) {
@@ -339,22 +332,6 @@ static void cx_take_line(struct cx *x, struct cx_case *c, const char *s,
 				: "prev does not match the row before");
 		goto out;
 	}
-	again = ledger_canonical(row);
-	if (!again || strlen(again) != n || memcmp(again, s, n)) {
-		cx_fault(c, r, "not in canonical form");
-		goto out;
-	}
-	if (c->row_cap == c->rows) {
-		size_t ncap = c->row_cap ? 2 * c->row_cap : 1024;
-		long long *no = realloc(c->row_off, ncap * sizeof(*no));
-
-		if (!no) {
-			cx_fault(c, r, "out of memory");
-			goto out;
-		}
-		c->row_off = no;
-		c->row_cap = ncap;
-	}
 	phase = cx_str(row, "phase");
 	fp = json_string_value(json_object_get(row, "key_fingerprint"));
 	if (r == 1 && fp) {
@@ -367,17 +344,26 @@ static void cx_take_line(struct cx *x, struct cx_case *c, const char *s,
 				 fp, x->key_fp);
 		}
 	}
-	t = cx_parse_time(json_string_value(json_object_get(row, "time")),
-			  c->last_time);
+	snprintf(mac, sizeof(mac), "%s", cx_str(row, "mac"));
+	if (!cx_check_line(x, c, row, s, n, mac, r))
+		goto out;
+	if (c->row_cap == c->rows) {
+		size_t ncap = c->row_cap ? 2 * c->row_cap : 1024;
+		long long *no = realloc(c->row_off, ncap * sizeof(*no));
+
+		if (!no) {
+			cx_fault(c, r, "out of memory");
+			goto out;
+		}
+		c->row_off = no;
+		c->row_cap = ncap;
+	}
+	t = cx_parse_time(cx_str(row, "time"), c->last_time);
 	if (r == 1) {
 		c->first_t = t;
 		memcpy(c->first_time, c->last_time, sizeof(c->first_time));
 	}
 	c->last_t = t;
-	snprintf(mac, sizeof(mac), "%s", cx_str(row, "mac"));
-	cx_check_mac(x, c, row, mac, r);
-	if (c->bad[0])
-		goto out;
 	cx_take_call_row(c, row, phase, r, t);
 	chain_sha256_hex(s, n, c->prev);
 	c->row_off[c->rows++] = c->off;
@@ -391,18 +377,52 @@ static void cx_take_line(struct cx *x, struct cx_case *c, const char *s,
 			c->status_matched = true;
 	}
 out:
-	free(again);
 	json_decref(row);
+}
+
+/*
+ * The view's status, read in blocks: json_loadfd reads a byte a call,
+ * and each read of a view file is a round trip to the daemon.
+ */
+static json_t *cx_load_status(int dirfd)
+{
+	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	size_t have = 0, cap = 8192;
+	char *buf = fd >= 0 ? malloc(cap) : NULL;
+	json_t *st = NULL;
+	ssize_t r;
+
+	while (buf) {
+		r = read(fd, buf + have, cap - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				st = json_loadb(buf, have, 0, NULL);
+			break;
+		}
+		have += (size_t)r;
+		if (have == cap) {
+			char *nb = cap < CX_STATUS_MAX ? realloc(buf, 2 * cap)
+						       : NULL;
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return st;
 }
 
 static void cx_read_status(struct cx_case *c, int dirfd)
 {
-	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	json_t *st = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+	json_t *st = cx_load_status(dirfd);
 	const char *head;
 
-	if (fd >= 0)
-		close(fd);
 	if (!json_is_object(st)) {
 		json_decref(st);
 		return;
@@ -435,7 +455,8 @@ static void cx_read_status(struct cx_case *c, int dirfd)
 static int cx_refresh(struct cx *x, struct cx_case *c)
 {
 	int dirfd = cx_case_dir(x, c->name), fd;
-	size_t have = 0, cap = CX_CHUNK;
+	size_t have = 0, cap = 65536;
+	long long start = c->off;
 	char *buf;
 	ssize_t r;
 
@@ -447,14 +468,16 @@ static int cx_refresh(struct cx *x, struct cx_case *c)
 	if (fd < 0)
 		return 0;
 	buf = malloc(cap);
-	while (buf && !c->bad[0]) {
+	while (buf && !c->bad[0] && c->off - start < CX_REFRESH_BUDGET) {
 		char *p, *end, *nl;
+		bool full;
 
 		r = pread(fd, buf + have, cap - have, c->off + (off_t)have);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
+		full = (size_t)r == cap - have;
 		have += (size_t)r;
 		p = buf;
 		end = buf + have;
@@ -468,7 +491,14 @@ static int cx_refresh(struct cx *x, struct cx_case *c)
 		}
 		have = (size_t)(end - p);
 		memmove(buf, p, have);
-		if (have == cap) { /* one line longer than the buffer */
+		if (full && have < cap && cap < CX_CHUNK) { /* more to come */
+			char *nb = realloc(buf, 2 * cap);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		} else if (have == cap) { /* one line longer than the buffer */
 			char *nb;
 
 			if (cap > CX_LINE_MAX) {
@@ -483,12 +513,14 @@ static int cx_refresh(struct cx *x, struct cx_case *c)
 		}
 	}
 	free(buf);
+	free(c->scratch);
+	c->scratch = NULL;
+	c->scratch_cap = 0;
 	close(fd);
 	return 0;
 }
 
-/* c refreshed and locked, or NULL (no such case).  Unlock when done. */
-static struct cx_case *cx_take(struct cx *x, const char *name)
+struct cx_case *cx_take(struct cx *x, const char *name)
 {
 	struct cx_case *c = cx_get(x, name);
 
@@ -502,47 +534,12 @@ static struct cx_case *cx_take(struct cx *x, const char *name)
 	return c;
 }
 
-static json_t *cx_verify_json(struct cx *x, struct cx_case *c)
-{
-	const char *st = c->bad[0]	     ? "bad"
-			 : c->status_matched ? "ok"
-					     : "checking";
-
-	return json_pack("{s:s, s:s?, s:I, s:s, s:b, s:s?, s:s?, s:s?}",
-			 "status", st, "reason", c->bad[0] ? c->bad : NULL,
-			 "rows_checked", (json_int_t)c->rows, "head", c->prev,
-			 "macs_checked", c->mac_check, "macs_note",
-			 c->mac_check ? NULL : c->mac_note, "key_fingerprint",
-			 x->have_key ? x->key_fp : NULL,
-			 "ledger_key_fingerprint",
-			 c->ledger_fp[0] ? c->ledger_fp : NULL);
-}
-
-static json_t *cx_summary_json(struct cx *x, struct cx_case *c)
-{
-	json_t *st = c->status;
-	json_t *counts = json_object_get(st, "counts");
-
-	return json_pack(
-		"{s:s, s:O?, s:I, s:O?, s:O?, s:O?, s:O?, s:s?, s:s?, s:I, "
-		"s:o}",
-		"name", c->name, "state", json_object_get(st, "state"), "rows",
-		(json_int_t)c->rows, "counts", counts, "turn",
-		json_object_get(st, "turn"), "pending",
-		json_object_get(st, "pending"), "reason",
-		json_object_get(st, "reason"), "first_activity",
-		c->first_time[0] ? c->first_time : NULL, "last_activity",
-		c->last_time[0] ? c->last_time : NULL, "calls",
-		(json_int_t)c->ncalls, "verify", cx_verify_json(x, c));
-}
-
 static int cx_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The case names of the view, sorted.  *n set; NULL on failure. */
-static char **cx_list_names(struct cx *x, size_t *n)
+char **cx_list_names(struct cx *x, size_t *n)
 {
 	char path[4096], **names = NULL, **nn;
 	size_t cap = 0;
@@ -576,270 +573,9 @@ static char **cx_list_names(struct cx *x, size_t *n)
 	return names;
 }
 
-static void cx_free_names(char **names, size_t n)
+void cx_free_names(char **names, size_t n)
 {
 	while (n)
 		free(names[--n]);
 	free(names);
-}
-
-json_t *cx_cases_json(struct cx *x, size_t offset, size_t limit)
-{
-	size_t n, i;
-	char **names = cx_list_names(x, &n);
-	json_t *arr, *out;
-
-	if (!names)
-		return NULL;
-	if (limit > CX_PAGE_MAX)
-		limit = CX_PAGE_MAX;
-	arr = json_array();
-	for (i = offset; i < n && i - offset < limit; i++) {
-		struct cx_case *c = cx_take(x, names[i]);
-
-		if (!c)
-			continue;
-		json_array_append_new(arr, cx_summary_json(x, c));
-		pthread_mutex_unlock(&c->lock);
-	}
-	out = json_pack("{s:I, s:I, s:I, s:o, s:s?}", "total", (json_int_t)n,
-			"offset", (json_int_t)offset, "limit",
-			(json_int_t)limit, "cases", arr, "key_fingerprint",
-			x->have_key ? x->key_fp : NULL);
-	cx_free_names(names, n);
-	return out;
-}
-
-/* Row r (1-based) of c, parsed; c locked, fd its ledger.  New or NULL. */
-static json_t *cx_read_row(struct cx_case *c, int fd, size_t r)
-{
-	long long start, end;
-	json_t *row;
-	char *buf;
-	size_t len;
-
-	if (r == 0 || r > c->rows)
-		return NULL;
-	start = c->row_off[r - 1];
-	end = r < c->rows ? c->row_off[r] : c->off;
-	len = (size_t)(end - start - 1);
-	buf = malloc(len ? len : 1);
-	if (!buf || pread(fd, buf, len, start) != (ssize_t)len) {
-		free(buf);
-		return NULL;
-	}
-	row = json_loadb(buf, len, 0, NULL);
-	free(buf);
-	return row;
-}
-
-static int cx_open_ledger(struct cx *x, struct cx_case *c)
-{
-	int dirfd = cx_case_dir(x, c->name), fd;
-
-	if (dirfd < 0)
-		return -1;
-	fd = openat(dirfd, "ledger", O_RDONLY | O_CLOEXEC);
-	close(dirfd);
-	return fd;
-}
-
-json_t *cx_case_json(struct cx *x, const char *name, size_t offset,
-		     size_t limit)
-{
-	struct cx_case *c = cx_take(x, name);
-	json_t *rows, *out;
-	size_t i;
-	int fd;
-
-	if (!c)
-		return NULL;
-	if (limit > CX_PAGE_MAX)
-		limit = CX_PAGE_MAX;
-	rows = json_array();
-	fd = offset < c->rows ? cx_open_ledger(x, c) : -1;
-	for (i = offset; fd >= 0 && i < c->rows && i - offset < limit; i++) {
-		json_t *row = cx_read_row(c, fd, i + 1);
-
-		json_array_append_new(rows, row ? row : json_null());
-	}
-	if (fd >= 0)
-		close(fd);
-	out = json_pack("{s:s, s:O?, s:o, s:I, s:I, s:o}", "case", c->name,
-			"status", c->status, "summary", cx_summary_json(x, c),
-			"rows_total", (json_int_t)c->rows, "offset",
-			(json_int_t)offset, "rows", rows);
-	pthread_mutex_unlock(&c->lock);
-	return out;
-}
-
-static void cx_copy(json_t *to, json_t *from, const char *key)
-{
-	json_t *v = json_object_get(from, key);
-
-	if (v)
-		json_object_set(to, key, v);
-}
-
-/* One call: what its decision row says, updated by its end row. */
-static json_t *cx_call_json(struct cx_case *c, int fd, const struct cx_call *k)
-{
-	static const char *const from_decision[] = {"sequence",
-						    "call_id",
-						    "tool",
-						    "mode",
-						    "matched",
-						    "reason",
-						    "turn",
-						    "mock_source",
-						    "time",
-						    "result_source",
-						    "is_error",
-						    "real_executed",
-						    "execution_status",
-						    "completion_status",
-						    "result_authoritative"};
-	static const char *const from_end[] = {
-		"result_source",     "is_error",
-		"real_executed",     "execution_status",
-		"completion_status", "result_authoritative"};
-	json_t *d = cx_read_row(c, fd, k->decision_row);
-	json_t *e = k->end_row ? cx_read_row(c, fd, k->end_row) : NULL;
-	json_t *o = json_object();
-	size_t i;
-
-	for (i = 0; d && i < sizeof(from_decision) / sizeof(*from_decision);
-	     i++)
-		cx_copy(o, d, from_decision[i]);
-	for (i = 0; e && i < sizeof(from_end) / sizeof(*from_end); i++)
-		cx_copy(o, e, from_end[i]);
-	/* Rows before result_authoritative existed: the source says it. */
-	if (!json_object_get(o, "result_authoritative")) {
-		const char *src =
-			json_string_value(json_object_get(o, "result_source"));
-
-		json_object_set_new(
-			o, "result_authoritative",
-			json_boolean(src && (!strcmp(src, "host_mediator") ||
-					     !strcmp(src, "host_executed"))));
-	}
-	json_object_set_new(o, "decision_row",
-			    json_integer((json_int_t)k->decision_row));
-	json_object_set_new(o, "end_row",
-			    k->end_row ? json_integer((json_int_t)k->end_row)
-				       : json_null());
-	json_decref(d);
-	json_decref(e);
-	return o;
-}
-
-json_t *cx_calls_json(struct cx *x, const char *name, size_t offset,
-		      size_t limit)
-{
-	struct cx_case *c = cx_take(x, name);
-	json_t *calls, *out;
-	size_t i;
-	int fd;
-
-	if (!c)
-		return NULL;
-	if (limit > CX_PAGE_MAX)
-		limit = CX_PAGE_MAX;
-	calls = json_array();
-	fd = offset < c->ncalls ? cx_open_ledger(x, c) : -1;
-	for (i = offset; fd >= 0 && i < c->ncalls && i - offset < limit; i++)
-		json_array_append_new(calls, cx_call_json(c, fd, &c->calls[i]));
-	if (fd >= 0)
-		close(fd);
-	out = json_pack("{s:s, s:I, s:I, s:o}", "case", c->name, "total",
-			(json_int_t)c->ncalls, "offset", (json_int_t)offset,
-			"calls", calls);
-	pthread_mutex_unlock(&c->lock);
-	return out;
-}
-
-json_t *cx_series_json(struct cx *x, const char *name)
-{
-	struct cx_case *c = cx_take(x, name);
-	double t0, span, width;
-	size_t nbins, i, b;
-	json_t *bins, *out;
-	unsigned(*cnt)[3];
-
-	if (!c)
-		return NULL;
-	t0 = c->ncalls ? c->calls[0].t : c->first_t;
-	span = c->last_t - t0;
-	if (span < 1)
-		span = 1;
-	width = span / CX_SERIES_BINS < 1 ? 1 : span / CX_SERIES_BINS;
-	nbins = (size_t)(span / width) + 1;
-	if (nbins > CX_SERIES_BINS + 1)
-		nbins = CX_SERIES_BINS + 1;
-	cnt = calloc(nbins, sizeof(*cnt));
-	bins = json_array();
-	for (i = 0; cnt && i < c->ncalls; i++) {
-		double dt = c->calls[i].t - t0;
-
-		b = dt <= 0 ? 0 : (size_t)(dt / width);
-		if (b >= nbins)
-			b = nbins - 1;
-		if (c->calls[i].mode < 3)
-			cnt[b][c->calls[i].mode]++;
-	}
-	for (b = 0; cnt && b < nbins; b++)
-		json_array_append_new(bins, json_pack("[I,I,I]",
-						      (json_int_t)cnt[b][0],
-						      (json_int_t)cnt[b][1],
-						      (json_int_t)cnt[b][2]));
-	free(cnt);
-	out = json_pack("{s:s, s:f, s:f, s:I, s:o}", "case", c->name, "start",
-			t0, "bin_seconds", width, "calls",
-			(json_int_t)c->ncalls, "bins", bins);
-	pthread_mutex_unlock(&c->lock);
-	return out;
-}
-
-static uint64_t cx_mix(uint64_t h, const char *s, uint64_t v)
-{
-	h ^= v;
-	h *= 1099511628211ULL;
-	while (s && *s) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static uint64_t cx_case_sig(struct cx *x, const char *name, uint64_t h)
-{
-	struct cx_case *c = cx_take(x, name);
-
-	if (!c)
-		return cx_mix(h, name, 0);
-	h = cx_mix(h, name, c->rows);
-	h = cx_mix(h, json_string_value(json_object_get(c->status, "state")),
-		   c->status_matched);
-	h = cx_mix(h, c->bad, c->status_rows);
-	pthread_mutex_unlock(&c->lock);
-	return h;
-}
-
-uint64_t cx_signature(struct cx *x, const char *name, size_t offset,
-		      size_t limit)
-{
-	uint64_t h = 14695981039346656037ULL;
-	char **names;
-	size_t n, i;
-
-	if (name)
-		return cx_case_sig(x, name, h);
-	names = cx_list_names(x, &n);
-	if (!names)
-		return 0;
-	h = cx_mix(h, NULL, n);
-	for (i = offset; i < n && i - offset < limit; i++)
-		h = cx_case_sig(x, names[i], h);
-	cx_free_names(names, n);
-	return h;
 }

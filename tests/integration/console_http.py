@@ -139,7 +139,8 @@ def rules(url, case):
            and parts[0].split("=", 1)[1] == token, cookie)
     jar = ["Cookie: " + parts[0]]
 
-    st, _, _ = request(addr, port, path="/?token=" + token[:-1] + "0", hosts=host)
+    wrong = token[:-1] + ("1" if token[-1] == "0" else "0")
+    st, _, _ = request(addr, port, path="/?token=" + wrong, hosts=host)
     st2, _, _ = request(addr, port, path="/?token=", hosts=host)
     report("wrong_token_is_403", st == 403 and st2 == 403, "%d %d" % (st, st2))
 

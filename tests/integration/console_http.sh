@@ -94,6 +94,20 @@ for form in 127.0.0.1 127.0.0.2 127.1 '[::1]' '[::ffff:127.0.0.1]' localhost; do
 	assert_eq "console_exits_0_at_sigint_$form" 0 "$(cat "$work/rc")"
 done
 
+# A browser still following a case does not hold the exit up.
+start_console "$mnt"
+curl -s -N -H "Authorization: Bearer ${url##*token=}" \
+	"${url%%/\?*}/api/events?case=C" >"$work/events" 2>/dev/null &
+lf_bg_pids="$lf_bg_pids $!"
+sleep 1
+s0=$(date +%s%N)
+stop_console TERM >"$work/rc"
+rule_begin console_exits_0_at_sigterm_with_an_open_event_stream
+rule_eq status 0 "$(cat "$work/rc")"
+rule_eq "within a second" 1 "$([ $((($(date +%s%N) - s0) / 1000000)) -lt 1000 ] && echo 1)"
+rule_has "stream" "$(cat "$work/events")" "event: case"
+rule_end
+
 # Two consoles never share a token.
 start_console "$mnt"
 first=${url##*token=}
@@ -126,10 +140,40 @@ rule_eq "no token" 403 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0
 rule_end
 stop_console TERM >/dev/null
 
+# unix:PATH: owner-only socket, the token still needed, removed at exit.
+start_console --listen="unix:$work/console.sock" "$mnt"
+tok=${url##*token=}
+rule_begin unix_listener_is_owner_only_and_needs_the_token
+rule_eq mode srwx------ "$(stat -c %A "$work/console.sock")"
+rule_eq "with token" 200 "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/console.sock" -H "Authorization: Bearer $tok" http://localhost/api/cases)"
+rule_eq "without" 403 "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/console.sock" http://localhost/api/cases)"
+stop_console TERM >/dev/null
+rule_eq "removed at exit" no "$([ -e "$work/console.sock" ] && echo yes || echo no)"
+rule_end
+
 snap >"$work/after"
 assert_eq console_changes_nothing_in_the_backing_folder \
 	"$(cat "$work/before")" "$(cat "$work/after")"
 assert_eq console_adds_no_row 13 "$(lf_rows C)"
+
+# A row changed behind the daemon's back (in the backing file, same
+# length): with the key its MAC fails, without it the next row's prev.
+verify_of() { # ARGS...: the verify object of case C from a fresh console
+	start_console "$@" "$mnt"
+	curl -s -H "Authorization: Bearer ${url##*token=}" \
+		"${url%%/\?*}/api/cases/C?limit=0" | tr ',' '\n' | grep -E '"(status|reason)"' | tr '\n' ' '
+	stop_console TERM >/dev/null
+}
+assert_contains verify_is_ok_before_tampering "$(verify_of --key="$key")" '"status":"ok"'
+# In place (the daemon reads through its own descriptor): one byte of row 4.
+off=$(head -n 3 "$(lf_ledger C)" | wc -c)
+off=$((off + $(sed -n 4p "$(lf_ledger C)" | grep -bo '"tool":"send_x"' | cut -d: -f1) + 13))
+printf y | dd of="$(lf_ledger C)" bs=1 seek="$off" conv=notrunc 2>/dev/null
+assert_contains verify_with_key_names_the_changed_row \
+	"$(verify_of --key="$key")" '"reason":"row 4: mac does not match"'
+assert_contains verify_without_key_names_the_row_after \
+	"$(verify_of)" \
+	'"reason":"row 5: prev does not match the row before"'
 
 if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$work/console.err"; then
 	not_ok console_has_no_sanitizer_report "$(grep -m3 -E 'ERROR|runtime error' "$work/console.err")"

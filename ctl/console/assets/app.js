@@ -336,8 +336,10 @@
   function route() {
     const h = location.hash;
     const m = /^#\/case\/([^/]+)(?:\/(\d+))?$/.exec(h);
-    if (m) {
-      showCase(decodeURIComponent(m[1]), m[2] ? parseInt(m[2], 10) : 0);
+    let name = null;
+    try { name = m && decodeURIComponent(m[1]); } catch (e) { name = null; }
+    if (name) {
+      showCase(name, m[2] ? parseInt(m[2], 10) : 0);
       return;
     }
     const l = /^#\/\?offset=(\d+)$/.exec(h);
