@@ -8,8 +8,19 @@
 
 #include "chain.h"
 
-#define CTL_DEFAULT_KEY	  "/etc/ledgerfs/host.key"
-#define CTL_DEFAULT_MOUNT "/run/ledgerfs"
+/* configure's directories (Makefile.am passes them), as the daemon's. */
+#ifndef LEDGERFS_SYSCONFDIR
+#define LEDGERFS_SYSCONFDIR "/etc"
+#endif
+#ifndef LEDGERFS_RUNSTATEDIR
+#define LEDGERFS_RUNSTATEDIR "/run"
+#endif
+#ifndef LEDGERFS_LOCALSTATEDIR
+#define LEDGERFS_LOCALSTATEDIR "/var"
+#endif
+#define CTL_DEFAULT_BACKING LEDGERFS_LOCALSTATEDIR "/lib/ledgerfs"
+#define CTL_DEFAULT_KEY	    LEDGERFS_SYSCONFDIR "/ledgerfs/host.key"
+#define CTL_DEFAULT_MOUNT   LEDGERFS_RUNSTATEDIR "/ledgerfs"
 
 /* verify LEDGER [--key FILE] [--head ROWS:HEX]: 0 good, 1 bad, 2 usage/IO. */
 int ctl_verify_main(int argc, char **argv);
@@ -32,6 +43,14 @@ int ctl_console_main(int argc, char **argv);
  */
 int ctl_read_key(const char *cmd, const char *path,
 		 unsigned char key[CHAIN_KEY_BYTES]);
+
+/*
+ * export CASE FILE.tar [--backing DIR] [--key FILE] (ctl/ctl_export.c):
+ * 0 written, 1 the ledger does not verify (nothing written), 2 usage/IO.
+ */
+int ctl_export_main(int argc, char **argv);
+/* verify, for a FILE.tar from export as for a ledger (ctl/ctl_export.c). */
+int ctl_verify_any_main(int argc, char **argv);
 
 /* Mount-side commands (src/ctl_case.c); mount is the view's root. */
 int ctl_case_main(const char *mount, int argc, char **argv);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "policy.h"
 #include "request.h"
 #include "tools.h"
+#include "units.h"
 
 #define CTL_READ_MAX (64u * 1024 * 1024)
 
@@ -106,10 +108,10 @@ static json_t *ctl_status(const char *mount, const char *name)
  * Read a policy or mocks file, inline its cassettes, check it here (so
  * the error names the file), and return it as JSON text for the view.
  */
-static char *ctl_prepare_doc(const char *file, int is_mocks)
+static char *ctl_prepare_doc(const char *file, const char *dir, int is_mocks)
 {
 	struct lf_why why = {{0}};
-	json_t *inl = cassette_load_file(file, &why);
+	json_t *inl = cassette_load_file(file, dir, &why);
 	struct policy *p = NULL;
 	struct mocks *m = NULL;
 	char *text = NULL;
@@ -117,12 +119,40 @@ static char *ctl_prepare_doc(const char *file, int is_mocks)
 	if (inl && (is_mocks ? mocks_load(inl, &m, &why)
 			     : policy_load(inl, &p, &why)) == LF_OK)
 		text = json_dumps(inl, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
+	if (!text) {
+		char where[4200];
+
+		/* FILE:LINE: the reason names the rule and key. */
+		cassette_where(file, why.msg, where, sizeof(where));
+		fprintf(stderr, "ledgerctl: %s: %s\n", where, why.msg);
+	}
 	policy_free(p);
 	mocks_free(m);
 	json_decref(inl);
 	return text;
+}
+
+/*
+ * Why the view refused a policy or mocks document that passed the checks
+ * here (ledgerfs(8) THE VIEW), in words rather than strerror's.
+ */
+static const char *ctl_doc_refusal(int err)
+{
+	switch (err) {
+	case EFBIG:
+		return "larger than the view takes (16 MiB)";
+	case EBUSY:
+		return "the case is registered: its policy and mocks are frozen";
+	case EACCES:
+	case EPERM:
+		return "not allowed to write the case's documents";
+	case ENOENT:
+		return "the case is gone";
+	case EIO:
+		return "the daemon could not store it (see its log)";
+	default:
+		return "the daemon refused it (its log says why)";
+	}
 }
 
 /*
@@ -149,8 +179,8 @@ static char *ctl_prepare_tools(const char *file)
 static int ctl_open(const char *mount, int argc, char **argv)
 {
 	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
-	const char *tools = NULL;
-	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL;
+	const char *cassettes = NULL, *tools = NULL;
+	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL, *pdir;
 	char *ttext = NULL;
 	FILE *out = stdout;
 	int i, err, rc = 1;
@@ -162,6 +192,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			mocks = argv[++i];
 		else if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc)
 			envf = argv[++i];
+		else if (strcmp(argv[i], "--cassettes") == 0 && i + 1 < argc)
+			cassettes = argv[++i];
 		else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
 			tools = argv[++i];
 		else if (!name && argv[i][0] != '-')
@@ -177,35 +209,42 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			name);
 		return 2;
 	}
-	ptext = ctl_prepare_doc(policy, 0);
+	/* The policy's recordings: --cassettes, else the mocks' folder. */
+	pdir = cassette_policy_dir(cassettes, mocks);
+	ptext = ctl_prepare_doc(policy, pdir, 0);
+	free(pdir);
 	if (!ptext)
 		goto out;
-	if (mocks && !(mtext = ctl_prepare_doc(mocks, 1)))
+	if (mocks && !(mtext = ctl_prepare_doc(mocks, cassettes, 1)))
 		goto out;
 	if (tools && !(ttext = ctl_prepare_tools(tools)))
 		goto out;
 	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
 	if (mkdir(path, 0700) < 0) {
-		fprintf(stderr, "ledgerctl: open %s: %s\n", path,
-			strerror(errno));
+		if (errno == EEXIST)
+			fprintf(stderr, "ledgerctl: open %s: the case exists\n",
+				name);
+		else
+			fprintf(stderr, "ledgerctl: open %s: %s\n", path,
+				strerror(errno));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/policy", mount, name);
 	if ((err = ctl_write(path, ptext, strlen(ptext)))) {
 		fprintf(stderr, "ledgerctl: %s: refused: %s\n", policy,
-			strerror(err));
+			ctl_doc_refusal(err));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/mocks", mount, name);
 	if (mtext && (err = ctl_write(path, mtext, strlen(mtext)))) {
 		fprintf(stderr, "ledgerctl: %s: refused: %s\n", mocks,
-			strerror(err));
+			ctl_doc_refusal(err));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/tools", mount, name);
 	if (ttext && (err = ctl_write(path, ttext, strlen(ttext)))) {
 		fprintf(stderr, "ledgerctl: %s: refused: %s\n", tools,
-			strerror(err));
+			ctl_doc_refusal(err));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cases/%s/token", mount, name);
@@ -240,27 +279,36 @@ out:
 	return rc;
 usage:
 	fprintf(stderr,
-		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--tools FILE] [--env-file OUT]\n");
+		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--cassettes DIR] [--tools FILE] [--env-file OUT]\n");
 	return 2;
 }
 
 static int ctl_wait(const char *mount, int argc, char **argv)
 {
-	double timeout = 30, waited = 0;
-	const char *name = NULL;
+	uint64_t timeout_ms = 30000, waited_ms = 0;
+	const char *name = NULL, *tv = NULL;
+	struct lf_why why = {{0}};
 	char path[4096];
 	int i, err;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
-			timeout = atof(argv[++i]);
-		else if (!name)
+			tv = argv[++i];
+		else if (strncmp(argv[i], "--timeout=", 10) == 0)
+			tv = argv[i] + 10;
+		else if (!name && argv[i][0] != '-')
 			name = argv[i];
 		else
 			name = NULL, i = argc;
 	}
-	if (!name || timeout < 0) {
-		fprintf(stderr, "usage: ledgerctl wait CASE [--timeout S]\n");
+	if (!name) {
+		fprintf(stderr,
+			"usage: ledgerctl wait CASE [--timeout DURATION]\n");
+		return 2;
+	}
+	/* One grammar for durations (ledgerctl(1) DURATIONS): 30, 30s, 2m, 1h. */
+	if (tv && units_duration_ms(tv, &timeout_ms, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl: wait --timeout: %s\n", why.msg);
 		return 2;
 	}
 	for (;;) {
@@ -291,22 +339,22 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 				name, state ? "closed or failed" : "?");
 			return 1;
 		}
-		if (waited >= timeout)
+		if (waited_ms >= timeout_ms)
 			break;
 		usleep(20000);
-		waited += 0.02;
+		waited_ms += 20;
 	}
 	/* Startup fails closed: a target that never registered fails the case. */
 	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
 	err = ctl_write(path, "fail no registration\n", 21);
 	if (err)
 		fprintf(stderr,
-			"ledgerctl: wait %s: no registration within %.0f s, and failing the case failed: %s\n",
-			name, timeout, strerror(err));
+			"ledgerctl: wait %s: no registration within %s, and failing the case failed: %s\n",
+			name, tv ? tv : "30s", strerror(err));
 	else
 		fprintf(stderr,
-			"ledgerctl: wait %s: no registration within %.0f s; case failed\n",
-			name, timeout);
+			"ledgerctl: wait %s: no registration within %s; case failed\n",
+			name, tv ? tv : "30s");
 	return 1;
 }
 

@@ -20,7 +20,7 @@
 
 #define CT_USAGE                                                               \
 	"usage: ledgerctl check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
-#define CT_DEFAULT_BACKING "/var/lib/ledgerfs"
+#define CT_DEFAULT_BACKING CTL_DEFAULT_BACKING
 #define CT_MAX_ANCESTORS   64
 
 /* One line of a mountinfo table (paths unescaped). */

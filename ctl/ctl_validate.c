@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,10 +29,10 @@ static int readable(const char *path)
 }
 
 /* Parse and inline a file. New reference, or NULL after printing why. */
-static json_t *load(const char *path)
+static json_t *load(const char *path, const char *dir)
 {
 	struct lf_why why = {{0}};
-	json_t *doc = cassette_load_file(path, &why);
+	json_t *doc = cassette_load_file(path, dir, &why);
 
 	if (!doc)
 		fprintf(stderr, "%s: %s\n", path, why.msg);
@@ -41,6 +42,7 @@ static json_t *load(const char *path)
 int ctl_validate_main(int argc, char **argv)
 {
 	const char *ppath, *mpath;
+	char *pdir = NULL, where[4200];
 	struct lf_why why = {{0}};
 	struct policy *pol = NULL;
 	struct mocks *lib = NULL;
@@ -57,19 +59,22 @@ int ctl_validate_main(int argc, char **argv)
 	mpath = argc == 3 ? argv[2] : NULL;
 	if (!readable(ppath) || (mpath && !readable(mpath)))
 		return 2;
-	pdoc = load(ppath);
+	pdir = cassette_policy_dir(NULL, mpath);
+	pdoc = load(ppath, pdir);
 	if (!pdoc)
 		goto out;
 	if (policy_load(pdoc, &pol, &why)) {
-		fprintf(stderr, "%s: %s\n", ppath, why.msg);
+		cassette_where(ppath, why.msg, where, sizeof(where));
+		fprintf(stderr, "%s: %s\n", where, why.msg);
 		goto out;
 	}
 	if (mpath) {
-		mdoc = load(mpath);
+		mdoc = load(mpath, NULL);
 		if (!mdoc)
 			goto out;
 		if (mocks_load(mdoc, &lib, &why)) {
-			fprintf(stderr, "%s: %s\n", mpath, why.msg);
+			cassette_where(mpath, why.msg, where, sizeof(where));
+			fprintf(stderr, "%s: %s\n", where, why.msg);
 			goto out;
 		}
 	}
@@ -92,5 +97,6 @@ out:
 	policy_free(pol);
 	json_decref(mdoc);
 	json_decref(pdoc);
+	free(pdir);
 	return rc;
 }

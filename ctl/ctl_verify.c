@@ -19,8 +19,9 @@
 #include "ctl.h"
 #include "ledger.h"
 
-#define CTL_VERIFY_USAGE                                                       \
-	"usage: ledgerctl verify LEDGER [--key FILE] [--head ROWS:HEX]\n"
+#define CTL_VERIFY_USAGE                                                           \
+	"usage: ledgerctl verify LEDGER|FILE.tar [--key FILE] [--head ROWS:HEX]\n" \
+	"       [--json] [--require-mac]\n"
 
 /* A parsed "ROWS:HEX" checkpoint. */
 struct ctl_checkpoint {
@@ -111,34 +112,97 @@ out:
 	return rc;
 }
 
-int ctl_verify_fd(int fd, const char *label, const unsigned char *key,
-		  const char *head_arg)
+/*
+ * The fingerprint recorded in row 1 (case_opened) into fp, or "" when the
+ * ledger predates it or row 1 cannot be read.
+ */
+static void ctl_sealed_fingerprint(int fd, char fp[CHAIN_FP_LEN + 1])
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	const char *v;
+	json_t *row;
+	char *nl;
+
+	fp[0] = '\0';
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	nl = strchr(buf, '\n');
+	if (!nl)
+		return;
+	*nl = '\0';
+	row = json_loads(buf, 0, NULL);
+	v = json_string_value(json_object_get(row, "key_fingerprint"));
+	if (v && strlen(v) == CHAIN_FP_LEN)
+		memcpy(fp, v, CHAIN_FP_LEN + 1);
+	json_decref(row);
+}
+
+int ctl_verify_check(int fd, const unsigned char *key, const char *head_arg,
+		     struct ctl_verdict *v)
 {
 	struct ctl_checkpoint cp;
-	struct ledger_report rep;
-	struct lf_why why = {{0}};
+	struct ledger_report rep, plain;
+	struct lf_why why = {{0}}, why2 = {{0}};
 	char hex[CHAIN_HEX_LEN + 1];
 	enum lf_err rc;
 
+	memset(v, 0, sizeof(*v));
+	v->status = 2;
+	v->verdict = "error";
+	if (key)
+		chain_key_fingerprint(key, CHAIN_KEY_BYTES, v->key_fp);
 	if (head_arg && ctl_parse_head(head_arg, &cp) < 0) {
-		fprintf(stderr,
-			"ledgerctl verify: --head wants ROWS:HEX (a row count and a 64-digit SHA-256 from status), not '%s'\n",
+		snprintf(
+			v->reason, sizeof(v->reason),
+			"--head wants ROWS:HEX (a row count and a 64-digit SHA-256 from status), not '%.100s'",
 			head_arg);
 		return 2;
 	}
+	ctl_sealed_fingerprint(fd, v->sealed_fp);
 	rc = ledger_verify_fd(fd, NULL, key, NULL, NULL, &rep, &why);
 	if (rc == LF_IO || rc == LF_NOMEM) {
-		fprintf(stderr, "ledgerctl verify: %s: %s\n", label, why.msg);
+		snprintf(v->reason, sizeof(v->reason), "%s", why.msg);
 		return 2;
 	}
+	v->macs_checked = key != NULL;
+	v->rows = rep.head.rows;
+	memcpy(v->head, rep.head.head, sizeof(v->head));
 	if (rc != LF_OK) {
-		printf("bad: %s\n", why.msg);
-		return 1;
+		v->status = 1;
+		v->verdict = "bad";
+		v->bad_row = rep.bad_row;
+		snprintf(v->reason, sizeof(v->reason), "%s", why.msg);
+		/*
+		 * A row that fails only with the key failed on its MAC: the
+		 * recorded fingerprint says whether the key was the wrong
+		 * one or the MAC was forged.
+		 */
+		if (key &&
+		    ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &plain,
+				     &why2) == LF_OK &&
+		    v->sealed_fp[0] && strcmp(v->sealed_fp, v->key_fp)) {
+			v->status = 2;
+			v->verdict = "wrong_key";
+			v->macs_checked = false;
+			v->rows = plain.head.rows;
+			memcpy(v->head, plain.head.head, sizeof(v->head));
+			snprintf(
+				v->reason, sizeof(v->reason),
+				"sealed with key %s, checked with key %s: the chain verifies, the MACs were not checked",
+				v->sealed_fp, v->key_fp);
+		}
+		return v->status;
 	}
 	if (head_arg) {
+		v->status = 1;
+		v->verdict = "bad";
 		if (rep.head.rows < cp.rows) {
-			printf("bad: checkpoint row %llu: ledger has only %llu rows (truncated)\n",
-			       cp.rows, rep.head.rows);
+			snprintf(
+				v->reason, sizeof(v->reason),
+				"checkpoint row %llu: ledger has only %llu rows (truncated)",
+				cp.rows, rep.head.rows);
 			return 1;
 		}
 		if (cp.rows == 0) {
@@ -147,19 +211,124 @@ int ctl_verify_fd(int fd, const char *label, const unsigned char *key,
 		} else if (cp.rows == rep.head.rows) {
 			memcpy(hex, rep.head.head, sizeof(hex));
 		} else if (ctl_line_hash(fd, cp.rows, hex) < 0) {
-			fprintf(stderr,
-				"ledgerctl verify: %s: cannot read row %llu: %s\n",
-				label, cp.rows, strerror(errno));
+			v->status = 2;
+			v->verdict = "error";
+			snprintf(v->reason, sizeof(v->reason),
+				 "cannot read row %llu: %s", cp.rows,
+				 strerror(errno));
 			return 2;
 		}
 		if (strcmp(hex, cp.hex) != 0) {
-			printf("bad: checkpoint row %llu: hash %s does not match the checkpoint %s\n",
-			       cp.rows, hex, cp.hex);
+			snprintf(
+				v->reason, sizeof(v->reason),
+				"checkpoint row %llu: hash %s does not match the checkpoint %s",
+				cp.rows, hex, cp.hex);
 			return 1;
 		}
 	}
-	printf("ok: %llu rows, head %s, MACs %s\n", rep.head.rows,
-	       rep.head.head, key ? "checked" : "not checked");
+	v->status = 0;
+	v->verdict = "ok";
+	return 0;
+}
+
+json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
+			 const char *key_path, const char *key_source)
+{
+	json_t *o =
+		json_pack("{s:s, s:s, s:I, s:s, s:b}", "ledger", ledger,
+			  "verdict", v->verdict, "rows", (json_int_t)v->rows,
+			  "head", v->head, "macs_checked", v->macs_checked);
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "key_fingerprint",
+			    v->key_fp[0] ? json_string(v->key_fp)
+					 : json_null());
+	json_object_set_new(o, "key_file",
+			    key_path ? json_string(key_path) : json_null());
+	json_object_set_new(o, "key_source",
+			    key_source ? json_string(key_source) : json_null());
+	json_object_set_new(o, "sealed_with",
+			    v->sealed_fp[0] ? json_string(v->sealed_fp)
+					    : json_null());
+	if (v->status != 0) {
+		json_object_set_new(o, "reason", json_string(v->reason));
+		if (v->bad_row)
+			json_object_set_new(
+				o, "bad_row",
+				json_integer((json_int_t)v->bad_row));
+	}
+	return o;
+}
+
+/* The verdict as ledgerfs-ledger(5) LEDGERCTL VERIFY prints it. */
+static int ctl_verdict_print(const struct ctl_verdict *v, const char *label)
+{
+	if (v->status == 0)
+		printf("ok: %llu rows, head %s, MACs %s\n", v->rows, v->head,
+		       v->macs_checked ? "checked" : "not checked");
+	else if (!strcmp(v->verdict, "wrong_key"))
+		printf("wrong key: %s\n", v->reason);
+	else if (v->status == 1)
+		printf("bad: %s\n", v->reason);
+	else
+		fprintf(stderr, "ledgerctl verify: %s: %s\n", label, v->reason);
+	if (v->status == 1 && v->macs_checked && strstr(v->reason, "mac")) {
+		if (v->sealed_fp[0])
+			fprintf(stderr,
+				"ledgerctl verify: the key matches the one that sealed the ledger (%s): the row was forged or altered\n",
+				v->sealed_fp);
+		else
+			fprintf(stderr,
+				"ledgerctl verify: the ledger does not record its key's fingerprint: a wrong key and a forged MAC look alike\n");
+	}
+	return v->status;
+}
+
+int ctl_verify_fd(int fd, const char *label, const unsigned char *key,
+		  const char *head_arg)
+{
+	struct ctl_verdict v;
+
+	ctl_verify_check(fd, key, head_arg, &v);
+	return ctl_verdict_print(&v, label);
+}
+
+/*
+ * The key to check MACs with: the one given, else the default one when
+ * it can be read, said on stderr with its fingerprint so the caller
+ * knows which key vouched.  0 key loaded, 1 no key, 2 error (said).
+ */
+static int ctl_pick_key(const char *path, unsigned char key[CHAIN_KEY_BYTES],
+			const char **source)
+{
+	char fp[CHAIN_FP_LEN + 1];
+	int rc;
+
+	if (path) {
+		rc = ctl_read_key("verify", path, key);
+		if (rc == 1)
+			fprintf(stderr,
+				"ledgerctl verify: cannot read key %s: %s\n",
+				path, strerror(errno));
+		*source = "given";
+		return rc ? 2 : 0;
+	}
+	rc = ctl_read_key("verify", CTL_DEFAULT_KEY, key);
+	if (rc < 0)
+		return 2;
+	if (rc == 1) {
+		if (errno == EACCES)
+			fprintf(stderr,
+				"ledgerctl verify: cannot read %s: %s\n",
+				CTL_DEFAULT_KEY, strerror(EACCES));
+		return 1;
+	}
+	*source = "default";
+	chain_key_fingerprint(key, CHAIN_KEY_BYTES, fp);
+	fprintf(stderr,
+		"ledgerctl verify: no --key given: checking MACs with the default key %s (fingerprint %s)\n",
+		CTL_DEFAULT_KEY, fp);
 	return 0;
 }
 
@@ -212,7 +381,7 @@ int ctl_read_status(int dirfd, unsigned long long *rows,
 }
 
 /* Copy the view's `ledger` (size 0: read to EOF) into a fresh memfd. */
-static int ctl_snapshot_ledger(int dirfd)
+int ctl_snapshot_ledger(int dirfd)
 {
 	char buf[65536];
 	int fd = openat(dirfd, "ledger", O_RDONLY | O_CLOEXEC);
@@ -241,8 +410,24 @@ static int ctl_snapshot_ledger(int dirfd)
  * between mean a new try.  The daemon checked the MACs when it loaded
  * the case.
  */
-static int ctl_verify_mounted(const char *dir, const char *head_arg)
+/* Print v as text or JSON (no key: a mounted case or no key file). */
+static int ctl_report(const struct ctl_verdict *v, const char *label, bool json)
 {
+	json_t *o;
+
+	if (!json)
+		return ctl_verdict_print(v, label);
+	o = ctl_verdict_json(v, label, NULL, NULL);
+	if (o)
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	putchar('\n');
+	json_decref(o);
+	return v->status;
+}
+
+static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json)
+{
+	struct ctl_verdict v;
 	struct timespec pause = {0, 50 * 1000 * 1000};
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
@@ -274,8 +459,8 @@ static int ctl_verify_mounted(const char *dir, const char *head_arg)
 			continue;
 		}
 		if (e != LF_OK) {
-			lseek(mfd, 0, SEEK_SET);
-			rc = ctl_verify_fd(mfd, dir, NULL, NULL); /* says why */
+			ctl_verify_check(mfd, NULL, NULL, &v);
+			rc = ctl_report(&v, dir, json); /* says why */
 			goto out;
 		}
 		if (ctl_read_status(dirfd, &srows, shead) < 0) {
@@ -289,22 +474,25 @@ static int ctl_verify_mounted(const char *dir, const char *head_arg)
 		nanosleep(&pause, NULL); /* the daemon appended meanwhile */
 	}
 	if (srows != rep.head.rows || strcmp(shead, rep.head.head)) {
-		printf("bad: the ledger read through the mount (%llu rows, head %s) does not end where the daemon's status says (%llu rows, head %s)\n",
-		       rep.head.rows, rep.head.head, srows, shead);
-		rc = 1;
+		ctl_verify_check(mfd, NULL, NULL, &v);
+		v.status = 1;
+		v.verdict = "bad";
+		snprintf(
+			v.reason, sizeof(v.reason),
+			"the ledger read through the mount (%llu rows, head %.64s) does not end where the daemon's status says (%llu rows, head %.64s)",
+			rep.head.rows, rep.head.head, srows, shead);
+		rc = ctl_report(&v, dir, json);
 		goto out;
 	}
 	snprintf(head, sizeof(head), "%llu:%s", srows, shead);
 	fprintf(stderr,
 		"ledgerctl verify: %s is a mounted case: chain checked against the daemon's status (%s); the daemon checked the MACs when it loaded the case\n",
 		dir, head);
-	lseek(mfd, 0, SEEK_SET);
-	rc = ctl_verify_fd(mfd, dir, NULL, head);
+	rc = ctl_verify_check(mfd, NULL, head, &v);
 	/* A checkpoint given by the caller must hold as well. */
-	if (rc == 0 && head_arg) {
-		lseek(mfd, 0, SEEK_SET);
-		rc = ctl_verify_fd(mfd, dir, NULL, head_arg);
-	}
+	if (rc == 0 && head_arg)
+		ctl_verify_check(mfd, NULL, head_arg, &v);
+	rc = ctl_report(&v, dir, json);
 out:
 	if (mfd >= 0)
 		close(mfd);
@@ -315,10 +503,12 @@ out:
 int ctl_verify_main(int argc, char **argv)
 {
 	struct stat mst;
+	struct ctl_verdict v;
 	char probe[4096];
 	const char *ledger = NULL, *key_path = NULL, *head_arg = NULL;
+	const char *key_source = NULL;
 	unsigned char key[CHAIN_KEY_BYTES];
-	bool have_key = false;
+	bool have_key = false, json = false, require_mac = false;
 	int i, fd, rc;
 
 	for (i = 1; i < argc; i++) {
@@ -335,6 +525,10 @@ int ctl_verify_main(int argc, char **argv)
 			head_arg = argv[++i];
 		} else if (!strncmp(a, "--head=", 7)) {
 			head_arg = a + 7;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--require-mac")) {
+			require_mac = true;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr,
 				"ledgerctl verify: unknown option %s\n%s", a,
@@ -354,30 +548,26 @@ int ctl_verify_main(int argc, char **argv)
 	}
 	snprintf(probe, sizeof(probe), "%s/status", ledger);
 	if (stat(probe, &mst) == 0 && S_ISREG(mst.st_mode)) {
+		if (require_mac) {
+			fprintf(stderr,
+				"ledgerctl verify: %s is a mounted case, checked against the daemon without a key; --require-mac needs the backing case folder and --key\n",
+				ledger);
+			return 2;
+		}
 		if (key_path)
 			fprintf(stderr,
 				"ledgerctl verify: %s is a mounted case: --key not used\n",
 				ledger);
-		return ctl_verify_mounted(ledger, head_arg);
+		return ctl_verify_mounted(ledger, head_arg, json);
 	}
-	if (key_path) {
-		rc = ctl_read_key("verify", key_path, key);
-		if (rc == 1)
-			fprintf(stderr,
-				"ledgerctl verify: cannot read key %s: %s\n",
-				key_path, strerror(errno));
-		if (rc)
-			return 2;
-		have_key = true;
-	} else {
-		rc = ctl_read_key("verify", CTL_DEFAULT_KEY, key);
-		if (rc < 0)
-			return 2;
-		if (rc == 1 && errno == EACCES)
-			fprintf(stderr,
-				"ledgerctl verify: cannot read %s: %s\n",
-				CTL_DEFAULT_KEY, strerror(EACCES));
-		have_key = rc == 0;
+	rc = ctl_pick_key(key_path, key, &key_source);
+	if (rc == 2)
+		return 2;
+	have_key = rc == 0;
+	if (!have_key && require_mac) {
+		fprintf(stderr,
+			"ledgerctl verify: no key to check MACs with (--require-mac): give --key FILE\n");
+		return 2;
 	}
 	if (!have_key)
 		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
@@ -388,8 +578,27 @@ int ctl_verify_main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	rc = ctl_verify_fd(fd, ledger, have_key ? key : NULL, head_arg);
+	rc = ctl_verify_check(fd, have_key ? key : NULL, head_arg, &v);
 	close(fd);
+	if (!key_path && have_key)
+		key_path = CTL_DEFAULT_KEY;
+	if (json) {
+		json_t *o = ctl_verdict_json(
+			&v, ledger, have_key ? key_path : NULL, key_source);
+
+		if (o)
+			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+		json_decref(o);
+	} else {
+		rc = ctl_verdict_print(&v, ledger);
+		if (have_key)
+			fprintf(stderr,
+				"ledgerctl verify: key %s (%s, %s)%s%s\n",
+				v.key_fp, key_path, key_source,
+				v.sealed_fp[0] ? "; sealed with key " : "",
+				v.sealed_fp);
+	}
 out:
 	explicit_bzero(key, sizeof(key));
 	return rc;

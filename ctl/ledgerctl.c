@@ -15,10 +15,12 @@ static void usage(FILE *f)
 		"usage: ledgerctl [--mount DIR] COMMAND ...\n"
 		"  open CASE --policy FILE [--mocks FILE] [--tools FILE]\n"
 		"       [--env-file OUT]\n"
-		"  wait CASE [--timeout S]\n"
+		"  wait CASE [--timeout DURATION]\n"
 		"  turn CASE | close CASE | fail CASE REASON\n"
 		"  status CASE | ls\n"
-		"  verify LEDGER [--key FILE] [--head ROWS:HEX]\n"
+		"  verify LEDGER|FILE.tar [--key FILE] [--head ROWS:HEX] [--json]\n"
+		"         [--require-mac]\n"
+		"  export CASE FILE.tar [--backing DIR] [--key FILE]\n"
 		"  validate POLICY [MOCKS]\n"
 		"  evidence LEDGER [--turn N] [--key FILE]\n"
 		"  transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
@@ -32,7 +34,8 @@ static const struct {
 	const char *name;
 	int (*main)(int, char **);
 } commands[] = {
-	{"verify", ctl_verify_main},
+	{"verify", ctl_verify_any_main},
+	{"export", ctl_export_main},
 	{"validate", ctl_validate_main},
 	{"evidence", ctl_evidence_main},
 	{"transcript", ctl_transcript_main},

@@ -6,11 +6,17 @@
 # no network, check the sandbox (sealpath inside, check-target outside),
 # wait for registration, let the agent run, close the case, print the
 # ledger and verify it.  Unmounts on every exit path; exits non-zero when
-# any step fails.
+# any step fails.  What a reviewer needs is kept in a named folder, on
+# success and failure alike: the export (CASE.tar: ledger, case.json,
+# policy, mocks, evidence, verify report, SHA256SUMS), the daemon's log,
+# the evidence, and a copy of the backing case folder.
 #
 # usage: examples/run-case.sh [AGENT]   (run as root; AGENT defaults to
 #        examples/agent.sh; binaries from $LEDGERFS_BUILD, default: the
-#        source tree, where an in-tree build puts them)
+#        source tree, where an in-tree build puts them; artifacts in
+#        $LEDGERFS_ARTIFACTS, default ./ledgerfs-artifacts/CASE; the
+#        throwaway host key is kept there too only with LEDGERFS_KEEP_KEY=1,
+#        since whoever holds it can forge the MACs)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +24,9 @@ src=$(dirname "$here")
 build=${LEDGERFS_BUILD:-$src}
 agent=${1:-$here/agent.sh}
 case_id=${LEDGERFS_CASE_NAME:-demo}
+art=${LEDGERFS_ARTIFACTS:-$(pwd)/ledgerfs-artifacts/$case_id}
+mkdir -p "$art"
+art=$(cd "$art" && pwd)
 for b in ledgerfs ledgerctl sealpath; do
 	[ -x "$build/$b" ] || { echo "run-case: $build/$b not built (run ./configure && make)" >&2; exit 2; }
 done
@@ -41,6 +50,12 @@ cleanup() {
 		kill "$daemon" 2>/dev/null
 		wait "$daemon" 2>/dev/null
 	fi
+	# Keep what a reviewer needs, whatever happened.
+	[ -f "$work/daemon.log" ] && cp "$work/daemon.log" "$art/"
+	[ -d "$backing/cases/$case_id" ] && rm -rf "$art/backing" &&
+		mkdir -p "$art/backing" && cp -r "$backing/cases/$case_id" "$art/backing/"
+	[ "${LEDGERFS_KEEP_KEY:-0}" = 1 ] && [ -f "$key" ] && cp "$key" "$art/host.key"
+	echo "run-case: artifacts in $art" >&2
 	rm -rf "$work"
 	exit $status
 }
@@ -50,7 +65,7 @@ trap 'exit 130' INT TERM
 step() { printf '\n== %s\n' "$*"; }
 
 step "start ledgerfs on $mnt"
-"$build/ledgerfs" -f --backing="$backing" --key="$key" "$mnt" &
+"$build/ledgerfs" -f --backing="$backing" --key="$key" "$mnt" 2>"$work/daemon.log" &
 daemon=$!
 i=0
 until [ -d "$mnt/cases" ]; do
@@ -134,8 +149,12 @@ ctl verify "$mnt/cases/$case_id"
 ctl verify "$backing/cases/$case_id" --key "$key"
 
 step "evidence"
-ctl evidence "$mnt/cases/$case_id" > "$work/evidence.json"
-echo "$(grep -c '"call_id"' "$work/evidence.json") host action events"
+ctl evidence "$mnt/cases/$case_id" > "$art/evidence.json"
+echo "$(grep -c '"call_id"' "$art/evidence.json") host action events"
+
+step "export $art/$case_id.tar"
+ctl export "$case_id" "$art/$case_id.tar" --backing "$backing" --key "$key"
+ctl verify "$art/$case_id.tar" --key "$key"
 
 [ "$agent_status" -eq 0 ] || { echo "run-case: the agent exited $agent_status" >&2; exit 1; }
 echo

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tree.h"
 
@@ -183,6 +184,30 @@ static char *fh_snapshot(struct node *n)
 	default:
 		return strdup("");
 	}
+}
+
+off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fi && fi->fh ? fh_of(fi) : NULL;
+	off_t size = 0;
+	char *s;
+
+	if (tree_info(n->kind)->line_input || S_ISDIR(tree_info(n->kind)->mode))
+		return 0;
+	if (fh) {
+		pthread_mutex_lock(&fh->lock);
+		size = n->kind == N_LEDGER ? (off_t)fh->ledger_len
+					   : (off_t)fh->snap_len;
+		pthread_mutex_unlock(&fh->lock);
+		return size;
+	}
+	if (n->kind == N_LEDGER)
+		return (off_t)case_ledger_size(n->c);
+	s = fh_snapshot(n);
+	if (s)
+		size = (off_t)strlen(s);
+	free(s);
+	return size;
 }
 
 int lfs_fh_open(const char *path, struct fuse_file_info *fi)

@@ -6,6 +6,7 @@
 #define LFS_FH_H
 
 #include "ops.h"
+#include "tree.h"
 
 int lfs_fh_open(const char *path, struct fuse_file_info *fi);
 int lfs_fh_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
@@ -14,5 +15,12 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 		 struct fuse_file_info *fi);
 int lfs_fh_flush(const char *path, struct fuse_file_info *fi);
 int lfs_fh_release(const char *path, struct fuse_file_info *fi);
+
+/*
+ * The size a read-only file reports to stat (ledgerfs(8) THE VIEW), so
+ * tar, cp and rsync copy its bytes: the snapshot of an open file (fi),
+ * else what a snapshot taken now would hold.  0 for line-input files.
+ */
+off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi);
 
 #endif

@@ -359,7 +359,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
-	/* The key by the backing folder's rules (ledgerfs(8), KEY). */
+	/* The key by the backing folder's rules (ledgerfs(8), SAFETY CHECKS). */
 	if (backing_check_key(o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;

@@ -142,7 +142,11 @@ static int lfs_getattr(const char *path, struct stat *st,
 	st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
 	st->st_uid = getuid();
 	st->st_gid = getgid();
-	st->st_size = 0; /* direct_io: sizes are not known in advance */
+	/*
+	 * The real size, so stat, tar, cp -r and rsync copy the bytes; a
+	 * read still serves the snapshot taken at open (direct_io).
+	 */
+	st->st_size = lfs_fh_size(&n, path ? NULL : fi);
 	st->st_atime = st->st_mtime = st->st_ctime = ctx()->started;
 	return 0;
 }

@@ -62,6 +62,9 @@ build build/plain --enable-werror
 summary build/plain-check.log "plain" || rc=1
 [ -f build/plain/test-suite.log ] && [ $rc -ne 0 ] && tail -n 80 build/plain/test-suite.log
 
+echo "== short soak: kill -9 and power cuts under load (scripts/soak.sh)"
+SOAK_TRIALS=2 LEDGERFS_BUILD="$top/build/plain" "$top/scripts/soak.sh" || rc=1
+
 echo "== sanitizer build (ASan + UBSan): make check"
 build build/asan --enable-werror --enable-sanitizers
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -19,7 +19,7 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 			  const char *keyfile, struct lf_why *why);
 
 /*
- * The host key (DESIGN 7; ledgerfs(8), KEY) by the backing folder's
+ * The host key (ledgerfs(8), SAFETY CHECKS) by the backing folder's
  * rules: when the file exists it is a regular file, not a link, owned by
  * root or this user, not writable by group or others; its folder (or,
  * before the daemon makes it, the nearest existing folder above) is owned

@@ -173,7 +173,7 @@ int case_write_meta(struct lf_case *c)
 out:
 	if (fd >= 0)
 		close(fd);
-	/* A full disk must not leave a half file behind (ledgerfs(8)). */
+	/* A full disk must not leave a half file behind (ledgerfs(8), FAILURE). */
 	if (rc < 0 && fd >= 0) {
 		int err = errno;
 
@@ -303,6 +303,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	enum lf_err e;
 	int cases_fd = -1;
 	bool made = false;
+	char fp[CHAIN_FP_LEN + 1];
 
 	if (!request_valid_id(name, strlen(name)))
 		return lf_fail(
@@ -352,7 +353,11 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 			NULL, &c->ledger, why);
 	if (e != LF_OK)
 		goto fail;
-	row = json_pack("{s:s}", "phase", "case_opened");
+	/* The host key's fingerprint: verify tells a wrong key from a
+	 * forged MAC by it (ledgerfs-ledger(5) PHASES). */
+	chain_key_fingerprint(host_key, CHAIN_KEY_BYTES, fp);
+	row = json_pack("{s:s, s:s}", "phase", "case_opened", "key_fingerprint",
+			fp);
 	e = row ? ledger_append(c->ledger, row, NULL, NULL, why)
 		: lf_fail(why, LF_NOMEM, "out of memory");
 	json_decref(row);
@@ -365,7 +370,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	return LF_OK;
 fail:
 	case_free(c);
-	/* A creation that failed half way frees its name (ledgerfs(8)). */
+	/* A creation that failed half way frees its name (ledgerfs(8), FAILURE). */
 	if (made)
 		case_fail_unmake(cases_fd, name);
 	if (cases_fd >= 0)

@@ -278,7 +278,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 			 strerror(errno));
 		goto load_failed;
 	}
-	/* A write cut short by a crash or a full disk (ledgerfs(8)). */
+	/* A write cut short by a crash or a full disk (ledgerfs(8), FAILURE). */
 	unlinkat(c->dirfd, "case.json.tmp", 0);
 	if (case_fail_read(c->dirfd, &marked) < 0) {
 		snprintf(lwhy.msg, sizeof(lwhy.msg), "failed marker: %s",
@@ -312,7 +312,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	if (saved[1] > c->over_limit)
 		c->over_limit = saved[1];
 	if (c->state != CASE_CLOSED && (marked || failed)) {
-		/* A case its ledger failed stays failed (ledgerfs(8)). */
+		/* A case its ledger failed stays failed (ledgerfs(8), FAILURE). */
 		case_load_fail(c, "%s", marked ? marked : failed);
 	} else if (lc.tampered && c->state != CASE_CLOSED &&
 		   c->state != CASE_FAILED) {

@@ -1,10 +1,12 @@
 /*
- * cassette.c - inline `cassette_file` references on the host.  Names are
- * plain file names opened through a directory fd with O_NOFOLLOW, so a
- * document cannot make ledgerctl read outside its cassette folder.
+ * cassette.c - read a cassette folder on the host and hand its recordings
+ * to the daemon inside the document.  Files are opened through the
+ * folder's descriptor with O_NOFOLLOW, so a link cannot make ledgerctl
+ * read outside the folder (ASSERT's replay refuses links the same way).
  */
 #include "cassette.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -15,149 +17,207 @@
 #include <unistd.h>
 
 #include "doc.h"
+#include "mocks.h"
 
-struct cctx {
-	const json_t *doc;
-	const char *doc_path;
-	int dirfd; /* opened on first use, -1 before */
-};
-
-static int open_dir(struct cctx *c, struct lf_why *why)
+/* The folder of path, malloc'd ("." when it has none). */
+static char *folder_of(const char *path)
 {
-	const json_t *cd = json_object_get(c->doc, "cassette_dir");
-	const char *slash = strrchr(c->doc_path, '/');
-	char *base;
-	struct stat st;
-	int bfd, fd;
+	const char *slash = strrchr(path, '/');
 
-	if (c->dirfd >= 0)
-		return 0;
-	if (slash == c->doc_path)
-		base = strdup("/");
-	else if (slash)
-		base = strndup(c->doc_path, (size_t)(slash - c->doc_path));
-	else
-		base = strdup(".");
-	if (!base)
-		return lf_fail(why, LF_NOMEM, "out of memory"), -1;
-	bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(base);
-	if (bfd < 0)
-		return lf_fail(why, LF_IO,
-			       "cannot open the document's folder: %s",
-			       strerror(errno)),
-		       -1;
-	if (!cd) {
-		c->dirfd = bfd;
-		return 0;
-	}
-	if (fstatat(bfd, json_string_value(cd), &st, AT_SYMLINK_NOFOLLOW) ==
-		    0 &&
-	    S_ISLNK(st.st_mode)) {
-		close(bfd);
-		return lf_fail(why, LF_EINVAL_DOC,
-			       "cassette_dir: '%.80s' is a symbolic link",
-			       json_string_value(cd)),
-		       -1;
-	}
-	fd = openat(bfd, json_string_value(cd),
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(bfd);
-	if (fd < 0)
-		return lf_fail(why, LF_IO,
-			       "cassette_dir: cannot open '%.80s': %s",
-			       json_string_value(cd), strerror(errno)),
-		       -1;
-	c->dirfd = fd;
-	return 0;
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
 }
 
-/* Replace obj's cassette_file (obj is the result's own copy). */
-static int inline_one(struct cctx *c, json_t *obj, const char *at,
-		      struct lf_why *why)
+char *cassette_dir_of(const json_t *doc, const char *doc_path)
 {
-	const json_t *f = json_object_get(obj, "cassette_file");
-	const char *name;
-	struct lf_why inner;
+	const json_t *cd = json_object_get(doc, "cassette_dir");
+	const char *d = json_string_value(cd);
+	char *base, *out;
+	size_t n;
+
+	if (!d || !*d)
+		return NULL;
+	if (d[0] == '/' || !doc_path)
+		return strdup(d);
+	base = folder_of(doc_path);
+	if (!base)
+		return NULL;
+	n = strlen(base) + strlen(d) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", base, d);
+	free(base);
+	return out;
+}
+
+/* One recording, parsed as JSON (ASSERT reads them with json.load). */
+static json_t *read_one(int dirfd, const char *file, struct lf_why *why)
+{
+	json_error_t jerr;
 	struct stat st;
-	json_t *v;
+	json_t *v = NULL;
+	char *buf = NULL;
+	ssize_t got;
+	size_t len = 0;
 	int fd;
 
-	if (!json_is_object(obj) || !f)
+	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		lf_fail(why, LF_IO, "cassette '%.80s': %s", file,
+			strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size > DOC_MAX_BYTES) {
+		lf_fail(why, LF_EINVAL_DOC,
+			"cassette '%.80s': not a regular file under %d bytes",
+			file, DOC_MAX_BYTES);
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		lf_fail(why, LF_NOMEM, "out of memory");
+		goto out;
+	}
+	while (len < (size_t)st.st_size &&
+	       (got = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)got;
+	v = json_loadb(buf, len, JSON_DECODE_ANY, &jerr);
+	if (!v)
+		lf_fail(why, LF_EINVAL_DOC, "cassette '%.80s': line %d: %s",
+			file, jerr.line, jerr.text);
+out:
+	free(buf);
+	close(fd);
+	return v;
+}
+
+/* Every top-level regular NAME.json with a safe NAME, by NAME. */
+static json_t *read_folder(const char *dir, struct lf_why *why)
+{
+	struct lf_why skip;
+	struct dirent *de;
+	json_t *map = json_object(), *v;
+	char *stem;
+	DIR *d;
+	int fd;
+	size_t n;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !map) {
+		lf_fail(why, LF_IO, "cassette folder '%.120s': %s", dir,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		json_decref(map);
+		return NULL;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		json_decref(map);
+		lf_fail(why, LF_IO, "cassette folder '%.120s': %s", dir,
+			strerror(errno));
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		n = strlen(de->d_name);
+		if (n <= 5 || strcmp(de->d_name + n - 5, ".json"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue; /* links and folders are not recordings */
+		stem = strndup(de->d_name, n - 5);
+		if (!stem)
+			goto nomem;
+		{
+			char *safe = mocks_cassette_stem(stem, &skip);
+
+			/* ASSERT skips a name its stem rule would change. */
+			if (!safe || strcmp(safe, stem)) {
+				free(safe);
+				free(stem);
+				continue;
+			}
+			free(safe);
+		}
+		v = read_one(dirfd(d), de->d_name, why);
+		if (!v) {
+			free(stem);
+			goto fail;
+		}
+		if (json_object_set_new(map, stem, v)) {
+			free(stem);
+			goto nomem;
+		}
+		free(stem);
+	}
+	closedir(d);
+	return map;
+nomem:
+	lf_fail(why, LF_NOMEM, "out of memory");
+fail:
+	closedir(d);
+	json_decref(map);
+	return NULL;
+}
+
+/* A policy rule's cassette_file (a ledgerfs extension) -> cassette. */
+static int inline_rule(json_t *rule, const json_t *map, const char *at,
+		       struct lf_why *why)
+{
+	const json_t *f = json_object_get(rule, "cassette_file"), *v;
+	char *name;
+	size_t n;
+
+	if (!json_is_object(rule) || !f)
 		return 0;
 	if (!json_is_string(f))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "%s.cassette_file: must be a string", at),
 		       -1;
-	name = json_string_value(f);
-	if (json_object_get(obj, "cassette"))
+	if (json_object_get(rule, "cassette"))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "%s: both cassette and cassette_file", at),
 		       -1;
-	if (!*name || strlen(name) != json_string_length(f) ||
-	    strchr(name, '/') || strstr(name, ".."))
+	if (!map)
 		return lf_fail(why, LF_EINVAL_DOC,
-			       "%s.cassette_file: '%.80s' must be a plain file name (no '/', '..' or NUL)",
-			       at, name),
+			       "%s.cassette_file: no cassette folder", at),
 		       -1;
-	if (open_dir(c, why))
-		return -1;
-	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISLNK(st.st_mode))
-		return lf_fail(why, LF_EINVAL_DOC,
-			       "%s.cassette_file: '%.80s' is a symbolic link",
-			       at, name),
+	name = mocks_cassette_stem(json_string_value(f), why);
+	if (!name)
+		return lf_fail(why, LF_EINVAL_DOC, "%s.cassette_file: %s", at,
+			       why->msg),
 		       -1;
-	fd = openat(c->dirfd, name,
-		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return lf_fail(why, errno == ELOOP ? LF_EINVAL_DOC : LF_IO,
-			       "%s.cassette_file: cannot open '%.80s': %s", at,
-			       name,
-			       errno == ELOOP ? "it is a symbolic link"
-					      : strerror(errno)),
-		       -1;
-	v = doc_load_fd(fd, &inner);
-	close(fd);
+	v = json_object_get(map, name);
+	n = strlen(name);
+	if (!v && n > 5 && !strcmp(name + n - 5, ".json")) {
+		name[n - 5] = '\0';
+		v = json_object_get(map, name);
+	}
+	free(name);
 	if (!v)
 		return lf_fail(why, LF_EINVAL_DOC,
-			       "%s.cassette_file: '%.60s': %s", at, name,
-			       inner.msg),
+			       "%s.cassette_file: '%.80s' not found", at,
+			       json_string_value(f)),
 		       -1;
-	if (json_object_set_new(obj, "cassette", v) ||
-	    json_object_del(obj, "cassette_file"))
+	if (json_object_set(rule, "cassette", (json_t *)v) ||
+	    json_object_del(rule, "cassette_file"))
 		return lf_fail(why, LF_NOMEM, "out of memory"), -1;
 	return 0;
 }
 
-static int inline_list(struct cctx *c, json_t *doc, const char *key,
-		       struct lf_why *why)
-{
-	char at[80], sat[120];
-	json_t *rule, *step;
-	size_t i, j;
-
-	json_array_foreach(json_object_get(doc, key), i, rule)
-	{
-		snprintf(at, sizeof(at), "%s[%zu]", key, i);
-		if (inline_one(c, rule, at, why))
-			return -1;
-		json_array_foreach(json_object_get(rule, "responses"), j, step)
-		{
-			snprintf(sat, sizeof(sat), "%s.responses[%zu]", at, j);
-			if (inline_one(c, step, sat, why))
-				return -1;
-		}
-	}
-	return 0;
-}
-
 json_t *cassette_inline(const json_t *doc, const char *doc_path,
-			struct lf_why *why)
+			const char *dir, struct lf_why *why)
 {
-	struct cctx c = {.doc = doc, .doc_path = "./document", .dirfd = -1};
-	const json_t *cd;
-	json_t *out;
+	char *own = NULL, at[48];
+	json_t *out, *map = NULL, *rule;
+	size_t i;
 
 	out = json_deep_copy(doc);
 	if (!out) {
@@ -166,41 +226,99 @@ json_t *cassette_inline(const json_t *doc, const char *doc_path,
 	}
 	if (!json_is_object(doc))
 		return out; /* the loaders refuse it with a better reason */
-	cd = json_object_get(doc, "cassette_dir");
-	if (cd && (!json_is_string(cd) || !json_string_length(cd) ||
-		   strlen(json_string_value(cd)) != json_string_length(cd) ||
-		   strchr(json_string_value(cd), '/') ||
-		   strstr(json_string_value(cd), ".."))) {
-		/* One name: a link among several components would escape. */
-		lf_fail(why, LF_EINVAL_DOC,
-			"cassette_dir: must be a folder name without '/', '..' "
-			"or NUL");
+	if (!dir) {
+		const json_t *cd = json_object_get(doc, "cassette_dir");
+
+		if (cd && !json_is_null(cd) && !json_is_string(cd)) {
+			lf_fail(why, LF_EINVAL_DOC,
+				"cassette_dir: must be a string");
+			goto fail;
+		}
+		dir = own = cassette_dir_of(doc, doc_path);
+	}
+	if (dir) {
+		map = read_folder(dir, why);
+		if (!map)
+			goto fail;
+	}
+	json_array_foreach(json_object_get(out, "interactions"), i, rule)
+	{
+		snprintf(at, sizeof(at), "interactions[%zu]", i);
+		if (inline_rule(rule, map, at, why))
+			goto fail;
+	}
+	json_object_del(out, "cassette_dir");
+	if (map && json_object_set(out, "cassettes", map)) {
+		lf_fail(why, LF_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (doc_path)
-		c.doc_path = doc_path;
-	if (inline_list(&c, out, "interactions", why) ||
-	    inline_one(&c, json_object_get(out, "default"), "default", why) ||
-	    inline_list(&c, out, "mocks", why))
-		goto fail;
-	json_object_del(out, "cassette_dir");
-	if (c.dirfd >= 0)
-		close(c.dirfd);
+	json_decref(map);
+	free(own);
 	return out;
 fail:
-	if (c.dirfd >= 0)
-		close(c.dirfd);
+	json_decref(map);
+	free(own);
 	json_decref(out);
 	return NULL;
 }
 
-json_t *cassette_load_file(const char *path, struct lf_why *why)
+json_t *cassette_load_file(const char *path, const char *dir,
+			   struct lf_why *why)
 {
 	json_t *raw = doc_load_file(path, why), *doc;
 
 	if (!raw)
 		return NULL;
-	doc = cassette_inline(raw, path, why);
+	doc = cassette_inline(raw, path, dir, why);
 	json_decref(raw);
 	return doc;
+}
+
+char *cassette_policy_dir(const char *given, const char *mocks_path)
+{
+	struct lf_why why;
+	json_t *m;
+	char *d;
+
+	if (given)
+		return strdup(given);
+	if (!mocks_path)
+		return NULL;
+	m = doc_load_file(mocks_path, &why);
+	d = m ? cassette_dir_of(m, mocks_path) : NULL;
+	json_decref(m);
+	return d;
+}
+
+void cassette_where(const char *file, const char *reason, char *out, size_t n)
+{
+	char path[256], key[128];
+	const char *q;
+	size_t len = strcspn(reason, ": "), line = 0;
+	char *text = NULL;
+	FILE *f;
+
+	snprintf(out, n, "%s", file);
+	if (!strncmp(reason, "line ", 5) || len >= sizeof(path) || !len)
+		return;
+	snprintf(path, sizeof(path), "%.*s", (int)len, reason);
+	/* "X: unknown key 'K'" names K inside X. */
+	q = strstr(reason, "unknown key '");
+	if (q && sscanf(q, "unknown key '%127[^']'", key) == 1 &&
+	    strlen(path) + strlen(key) + 2 < sizeof(path)) {
+		strcat(path, ".");
+		strcat(path, key);
+	}
+	f = fopen(file, "re");
+	if (f) {
+		text = malloc(DOC_MAX_BYTES + 1);
+		if (text) {
+			len = fread(text, 1, DOC_MAX_BYTES, f);
+			line = doc_locate(text, len, path);
+		}
+		fclose(f);
+	}
+	free(text);
+	if (line)
+		snprintf(out, n, "%s:%zu", file, line);
 }

@@ -60,6 +60,26 @@ void chain_sha256_hex(const void *buf, size_t len, char out[CHAIN_HEX_LEN + 1])
 	chain_to_hex(d, sizeof(d), out);
 }
 
+void chain_key_fingerprint(const unsigned char *key, size_t len,
+			   char out[CHAIN_FP_LEN + 1])
+{
+	static const char tag[] = "ledgerfs-key-fingerprint\n";
+	unsigned char d[32];
+	gcry_md_hd_t h;
+
+	chain_init();
+	if (gcry_md_open(&h, GCRY_MD_SHA256, 0)) {
+		memset(out, '0', CHAIN_FP_LEN);
+		out[CHAIN_FP_LEN] = '\0';
+		return;
+	}
+	gcry_md_write(h, tag, sizeof(tag) - 1);
+	gcry_md_write(h, key, len);
+	memcpy(d, gcry_md_read(h, GCRY_MD_SHA256), sizeof(d));
+	gcry_md_close(h);
+	chain_to_hex(d, CHAIN_FP_LEN / 2, out);
+}
+
 /* SHA-256 of the concatenation of iov[0..n-1]. */
 static void chain_hash_iov(gcry_buffer_t *iov, int n, unsigned char d[32])
 {

@@ -13,6 +13,16 @@
 #define CHAIN_KEY_BYTES 32
 #define CHAIN_HEX_LEN	64 /* hex digits of a SHA-256; buffers are +1 */
 
+#define CHAIN_FP_LEN 16 /* hex digits of a key fingerprint; buffers +1 */
+
+/*
+ * Fingerprint of a key: the first 8 bytes of SHA-256("ledgerfs-key-
+ * fingerprint\n" || key), as 16 lower-case hex digits (ledgerfs-ledger(5)
+ * KEYS).  Names a key without revealing it.
+ */
+void chain_key_fingerprint(const unsigned char *key, size_t len,
+			   char out[CHAIN_FP_LEN + 1]);
+
 /* Initialise libgcrypt once (thread-safe, idempotent). */
 void chain_init(void);
 

@@ -49,7 +49,7 @@ static void decision_pending(json_t *row)
 	json_object_set_new(row, "completion_status", json_string("pending"));
 }
 
-static void decision_mock_provenance(json_t *row, const struct mock_result *mr)
+static void decision_mock_provenance(json_t *row, struct mock_result *mr)
 {
 	json_object_set_new(row, "mock_source", json_string(mr->source));
 	json_object_set_new(row, "mock_rule",
@@ -62,6 +62,10 @@ static void decision_mock_provenance(json_t *row, const struct mock_result *mr)
 		json_object_set_new(row, "scenario_state",
 				    json_string(mr->scenario_state));
 	}
+	/* ASSERT's `replay`: where the bytes came from (stolen). */
+	if (mr->replay)
+		json_object_set_new(row, "replay", mr->replay);
+	mr->replay = NULL;
 }
 
 enum lf_err decision_fill(const struct policy *p, const struct mocks *m,
@@ -91,7 +95,7 @@ enum lf_err decision_fill_fit(const struct policy *p, const struct mocks *m,
 	json_object_set_new(row, "policy_rule",
 			    d.rule_index < 0 ? json_null()
 					     : json_integer(d.rule_index));
-	if (d.note)
+	if (d.note && *d.note)
 		json_object_set_new(row, "policy_note", json_string(d.note));
 	switch (d.mode) {
 	case LF_MODE_PASS:
@@ -101,15 +105,65 @@ enum lf_err decision_fill_fit(const struct policy *p, const struct mocks *m,
 		decision_host_result(row, policy_block_payload(tool), true);
 		return LF_OK;
 	case LF_MODE_MOCK:
-		e = mocks_resolve_fit(m, st, case_id, tool, args, d.rule, fit,
-				      &mr, why);
+		e = mocks_resolve_fit(m, st, case_id, tool, args, d.rule,
+				      policy_cassettes(p), fit, &mr, why);
 		if (e != LF_OK)
 			return e;
 		decision_host_result(row, mr.returned, mr.is_error);
+		mr.returned = NULL;
 		decision_mock_provenance(row, &mr);
+		mocks_result_clear(&mr);
 		return LF_OK;
 	}
 	return lf_fail(why, LF_EINVAL_DOC, "unknown mode");
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * v with every mapping's keys in byte order (a new reference): replies
+ * read back from the ledger see its canonical, sorted form, so every
+ * reply shows nested objects that way.
+ */
+static json_t *sorted_copy(const json_t *v)
+{
+	const char **keys;
+	const char *k;
+	json_t *out, *e;
+	size_t i, n;
+
+	if (json_is_array(v)) {
+		out = json_array();
+		json_array_foreach(v, i, e)
+		{
+			json_array_append_new(out, sorted_copy(e));
+		}
+		return out;
+	}
+	if (!json_is_object(v))
+		return json_incref((json_t *)v);
+	n = json_object_size(v);
+	keys = calloc(n ? n : 1, sizeof(*keys));
+	out = json_object();
+	if (!keys || !out) {
+		free(keys);
+		json_decref(out);
+		return NULL;
+	}
+	i = 0;
+	json_object_foreach((json_t *)v, k, e)
+	{
+		keys[i++] = k;
+	}
+	qsort(keys, n, sizeof(*keys), key_cmp);
+	for (i = 0; i < n; i++)
+		json_object_set_new(out, keys[i],
+				    sorted_copy(json_object_get(v, keys[i])));
+	free(keys);
+	return out;
 }
 
 /*
@@ -150,8 +204,7 @@ char *decision_reply(const json_t *row)
 	if (v)
 		json_object_set(r, "matched", (json_t *)v);
 	v = pending ? NULL : json_object_get(row, "returned");
-	json_object_set_new(r, "returned",
-			    v ? json_incref((json_t *)v) : json_null());
+	json_object_set_new(r, "returned", v ? sorted_copy(v) : json_null());
 	v = json_object_get(row, "policy_note");
 	if (json_string_length(v))
 		json_object_set(r, "policy_note", (json_t *)v);
@@ -160,7 +213,7 @@ char *decision_reply(const json_t *row)
 		json_object_set(r, "mock_source", (json_t *)v);
 	v = json_object_get(row, "replay");
 	if (json_object_size(v))
-		json_object_set(r, "replay", (json_t *)v);
+		json_object_set_new(r, "replay", sorted_copy(v));
 	json_object_set_new(
 		r, "is_error",
 		json_boolean(!pending &&

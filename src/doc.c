@@ -1,7 +1,9 @@
 /*
  * doc.c - policy and mocks documents, YAML or JSON text, as jansson values.
  * JSON goes through jansson; YAML through libyaml's event parser with an
- * explicit stack, so a hostile document cannot exhaust the C stack.
+ * explicit stack, so a hostile document cannot exhaust the C stack, read
+ * as PyYAML's safe_load reads it (YAML 1.1 scalars, anchors, aliases and
+ * merge keys), with alias expansion bounded.
  */
 #include "doc.h"
 
@@ -20,7 +22,16 @@
 /* One open mapping or sequence; c is borrowed (its parent or root owns it). */
 struct frame {
 	json_t *c;
-	char *key; /* pending mapping key, NULL while a key is expected */
+	char *key;    /* pending mapping key, NULL while a key is expected */
+	bool merge;   /* the mapping has a merge key "<<" (YAML 1.1) */
+	char *anchor; /* this node's anchor, closed at its end */
+};
+
+/* An anchored node: its value (own reference) and its size. */
+struct anchor {
+	char *name;
+	json_t *v;
+	bool open; /* still being built: an alias to it is recursive */
 };
 
 struct builder {
@@ -29,6 +40,9 @@ struct builder {
 	int depth;
 	size_t nodes;
 	int docs;
+	struct anchor *anchors;
+	size_t nanchors;
+	size_t alias_nodes, alias_bytes; /* added by expanding aliases */
 };
 
 /* Bounds for a JSON text, which jansson parses without our limits. */
@@ -79,89 +93,227 @@ static json_t *parse_json(const char *text, size_t len, struct lf_why *why)
 	return v;
 }
 
-static bool all_of(const char *s, const char *set)
+/* The bytes of s from the set, after an optional sign; how many. */
+static size_t run_of(const char *s, const char *set)
 {
-	if (!*s)
-		return false;
-	return s[strspn(s, set)] == '\0';
+	return strspn(s, set);
+}
+
+/* s without '_' (PyYAML drops them before converting), malloc'd. */
+static char *no_underscores(const char *s)
+{
+	char *t = malloc(strlen(s) + 1), *o = t;
+
+	if (!t)
+		return NULL;
+	for (; *s; s++)
+		if (*s != '_')
+			*o++ = *s;
+	*o = '\0';
+	return t;
 }
 
 /*
- * YAML 1.2 core schema for a plain scalar.  Returns a new reference, or
- * NULL with *problem set (a value JSON cannot hold).
+ * "A:B:C" in base 60 (PyYAML's sexagesimal): each part after the first is
+ * [0-5]?[0-9].  Returns the number of parts, 0 when s is not of that shape
+ * (the first part is digits and '_', and fraction, if any, the rest).
+ */
+static int sexagesimal(const char *s, bool first_nonzero, double *out,
+		       const char **frac)
+{
+	const char *p = s;
+	double v = 0;
+	size_t n;
+	int parts = 1;
+
+	n = run_of(p, "0123456789_");
+	if (!n || !(*p >= '0' && *p <= '9') || (first_nonzero && *p == '0'))
+		return 0;
+	for (; p < s + n; p++)
+		if (*p != '_')
+			v = v * 10 + (*p - '0');
+	if (*p != ':')
+		return 0;
+	while (*p == ':') {
+		p++;
+		n = run_of(p, "0123456789");
+		if (n < 1 || n > 2 || (n == 2 && p[0] > '5'))
+			return 0;
+		v = v * 60 +
+		    (n == 2 ? (p[0] - '0') * 10 + (p[1] - '0') : (p[0] - '0'));
+		p += n;
+		parts++;
+	}
+	*frac = p;
+	*out = v;
+	return parts;
+}
+
+/*
+ * A plain scalar as PyYAML's safe_load resolves it (YAML 1.1): null, the
+ * booleans yes/no/on/off/true/false in three casings, integers in base
+ * 2, 8 (leading 0), 10, 16 and 60 (12:30), floats that have a point (1e3
+ * has none and stays a string), sexagesimal floats; everything else a
+ * string (dates too: JSON has no date).  Returns a new reference, or NULL
+ * with *problem set (a value JSON cannot hold).
  */
 static json_t *resolve_plain(const char *s, const char **problem)
 {
-	const char *d = s;
-	char *end;
+	static const char *const trues[] = {
+		"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
+	static const char *const falses[] = {"no",    "No",    "NO",
+					     "false", "False", "FALSE",
+					     "off",   "Off",   "OFF"};
+	const char *d = s, *frac;
+	char *clean = NULL, *end;
+	double sx;
+	int sign = 1;
+	size_t i, n;
+	json_t *v = NULL;
 
 	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") ||
 	    !strcmp(s, "Null") || !strcmp(s, "NULL"))
 		return json_null();
-	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
-		return json_true();
-	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
-		return json_false();
-	if (!strncmp(s, "0x", 2) && all_of(s + 2, "0123456789abcdefABCDEF")) {
-		errno = 0;
-		unsigned long long u = strtoull(s + 2, &end, 16);
-		if (errno || u > INT64_MAX)
-			goto range;
-		return json_integer((json_int_t)u);
-	}
-	if (!strncmp(s, "0o", 2) && all_of(s + 2, "01234567")) {
-		errno = 0;
-		unsigned long long u = strtoull(s + 2, &end, 8);
-		if (errno || u > INT64_MAX)
-			goto range;
-		return json_integer((json_int_t)u);
+	for (i = 0; i < sizeof(trues) / sizeof(trues[0]); i++) {
+		if (!strcmp(s, trues[i]))
+			return json_true();
+		if (!strcmp(s, falses[i]))
+			return json_false();
 	}
 	if (*d == '+' || *d == '-')
-		d++;
-	if (all_of(d, "0123456789")) {
-		errno = 0;
-		long long i = strtoll(s, &end, 10);
-		if (errno)
-			goto range;
-		return json_integer(i);
-	}
+		sign = *d++ == '-' ? -1 : 1;
 	if (!strcmp(d, ".inf") || !strcmp(d, ".Inf") || !strcmp(d, ".INF") ||
 	    !strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN")) {
 		*problem = "infinity and NaN cannot be represented in JSON";
 		return NULL;
 	}
-	/* [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )? */
+	/* Integers: 0b, 0x, leading-0 octal, decimal, base 60. */
+	if (d[0] == '0' && d[1] == 'b' && d[2] &&
+	    !d[2 + run_of(d + 2, "01_")]) {
+		clean = no_underscores(d + 2);
+		if (!clean)
+			goto nomem;
+		if (!*clean)
+			goto str;
+		errno = 0;
+		{
+			unsigned long long u = strtoull(clean, &end, 2);
+			if (errno || u > INT64_MAX)
+				goto range;
+			v = json_integer(sign * (json_int_t)u);
+		}
+		goto done;
+	}
+	if (d[0] == '0' && d[1] == 'x' && d[2] &&
+	    !d[2 + run_of(d + 2, "0123456789abcdefABCDEF_")]) {
+		clean = no_underscores(d + 2);
+		if (!clean)
+			goto nomem;
+		if (!*clean)
+			goto str;
+		errno = 0;
+		{
+			unsigned long long u = strtoull(clean, &end, 16);
+			if (errno || u > INT64_MAX)
+				goto range;
+			v = json_integer(sign * (json_int_t)u);
+		}
+		goto done;
+	}
+	if (d[0] == '0' && d[1] && !d[1 + run_of(d + 1, "01234567_")]) {
+		clean = no_underscores(d);
+		if (!clean)
+			goto nomem;
+		errno = 0;
+		{
+			unsigned long long u = strtoull(clean, &end, 8);
+			if (errno || u > INT64_MAX)
+				goto range;
+			v = json_integer(sign * (json_int_t)u);
+		}
+		goto done;
+	}
+	n = run_of(d, "0123456789_");
+	if (n && !d[n] && (!strcmp(d, "0") || (d[0] >= '1' && d[0] <= '9'))) {
+		clean = no_underscores(d);
+		if (!clean)
+			goto nomem;
+		errno = 0;
+		{
+			unsigned long long u = strtoull(clean, &end, 10);
+			if (errno ||
+			    u > (unsigned long long)INT64_MAX + (sign < 0))
+				goto range;
+			v = json_integer(sign < 0 ? (json_int_t)(0 - u)
+						  : (json_int_t)u);
+		}
+		goto done;
+	}
+	if (sexagesimal(d, true, &sx, &frac) && !*frac) {
+		if (sx > 9.2e18)
+			goto range;
+		v = json_integer(sign * (json_int_t)sx);
+		goto done;
+	}
+	if (sexagesimal(d, false, &sx, &frac) && *frac == '.' &&
+	    !frac[1 + run_of(frac + 1, "0123456789_")]) {
+		clean = no_underscores(frac);
+		if (!clean)
+			goto nomem;
+		v = json_real(sign * (sx + strtod(clean, NULL)));
+		goto done;
+	}
+	/* Floats: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?, or \.[0-9_]+
+	 * with that exponent and no sign. */
 	{
 		const char *p = d;
-		size_t n = strspn(p, "0123456789");
-		bool digits = n > 0;
 
-		p += n;
-		if (*p == '.') {
-			p++;
-			n = strspn(p, "0123456789");
-			digits = digits || n > 0;
+		n = run_of(p, "0123456789_");
+		if (n ? *p >= '0' && *p <= '9' : (p == s && *p == '.')) {
 			p += n;
-		}
-		if (digits && (*p == 'e' || *p == 'E')) {
-			const char *q = p + 1;
-			if (*q == '+' || *q == '-')
-				q++;
-			n = strspn(q, "0123456789");
-			if (n)
-				p = q + n;
-		}
-		if (digits && !*p) {
-			errno = 0;
-			double f = strtod(s, &end);
-			if (errno == ERANGE && (f > 1.0 || f < -1.0))
-				goto range;
-			return json_real(f);
+			if (*p == '.') {
+				p++;
+				i = run_of(p, "0123456789_");
+				p += i;
+				if (n || i) {
+					if ((*p == 'e' || *p == 'E') &&
+					    (p[1] == '+' || p[1] == '-') &&
+					    run_of(p + 2, "0123456789"))
+						p += 2 + run_of(p + 2,
+								"0123456789");
+					if (!*p) {
+						clean = no_underscores(s);
+						if (!clean)
+							goto nomem;
+						errno = 0;
+						{
+							double f = strtod(clean,
+									  &end);
+							if (errno == ERANGE &&
+							    (f > 1.0 ||
+							     f < -1.0))
+								goto range;
+							v = json_real(f);
+						}
+						goto done;
+					}
+				}
+			}
 		}
 	}
+str:
+	free(clean);
 	return json_string(s);
+done:
+	free(clean);
+	return v;
 range:
+	free(clean);
+	json_decref(v);
 	*problem = "number out of range";
+	return NULL;
+nomem:
+	*problem = "out of memory";
 	return NULL;
 }
 
@@ -209,9 +361,12 @@ static bool expecting_key(const struct builder *b)
 	       !b->st[b->depth - 1].key;
 }
 
+static int add_anchor(struct builder *b, const char *name, json_t *v, bool open,
+		      const yaml_mark_t *m, struct lf_why *why);
+
 /* A scalar event: a mapping key or a value. */
 static int on_scalar(struct builder *b, const yaml_event_t *e,
-		     struct lf_why *why)
+		     const char *anchor, struct lf_why *why)
 {
 	const char *s = (const char *)e->data.scalar.value;
 	size_t len = e->data.scalar.length;
@@ -245,12 +400,31 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 			}
 			json_decref(v);
 		}
-		if (json_object_get(f->c, s))
+		if (!tag && e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		    !strcmp(s, "<<")) {
+			/* A merge key (YAML 1.1): merged at the mapping's end. */
+			if (f->merge)
+				return fail_at(why, &e->start_mark,
+					       "duplicate key", s);
+			f->merge = true;
+		} else if (json_object_get(f->c, s)) {
 			return fail_at(why, &e->start_mark, "duplicate key", s);
+		}
 		f->key = strdup(s);
-		return f->key ? 0
-			      : fail_at(why, &e->start_mark, "out of memory",
-					NULL);
+		if (!f->key)
+			return fail_at(why, &e->start_mark, "out of memory",
+				       NULL);
+		if (anchor) {
+			json_t *k = json_string(s);
+			int rc = k ? add_anchor(b, anchor, k, false,
+						&e->start_mark, why)
+				   : fail_at(why, &e->start_mark,
+					     "out of memory", NULL);
+
+			json_decref(k);
+			return rc;
+		}
+		return 0;
 	}
 	if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && !tag)
 		v = json_stringn(s, len);
@@ -295,6 +469,10 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 			       problem ? problem
 				       : "invalid UTF-8 or out of memory",
 			       NULL);
+	if (anchor && add_anchor(b, anchor, v, false, &e->start_mark, why)) {
+		json_decref(v);
+		return -1;
+	}
 	return attach(b, v, &e->start_mark, why);
 }
 
@@ -330,10 +508,167 @@ static int on_start(struct builder *b, const yaml_event_t *e, bool map,
 	return 0;
 }
 
+/* Nodes and text bytes of v, for the alias bounds. */
+static void measure(const json_t *v, size_t *nodes, size_t *bytes)
+{
+	const char *k;
+	json_t *e;
+	size_t i;
+
+	++*nodes;
+	if (json_is_string(v))
+		*bytes += json_string_length(v);
+	else if (json_is_array(v)) {
+		json_array_foreach(v, i, e)
+		{
+			measure(e, nodes, bytes);
+		}
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, e)
+		{
+			*bytes += strlen(k);
+			measure(e, nodes, bytes);
+		}
+	}
+}
+
+/* Remember v (borrowed; a reference is kept) under name. */
+static int add_anchor(struct builder *b, const char *name, json_t *v, bool open,
+		      const yaml_mark_t *m, struct lf_why *why)
+{
+	struct anchor *a;
+
+	a = realloc(b->anchors, (b->nanchors + 1) * sizeof(*a));
+	if (!a)
+		return fail_at(why, m, "out of memory", NULL);
+	b->anchors = a;
+	a = &b->anchors[b->nanchors];
+	a->name = strdup(name);
+	if (!a->name)
+		return fail_at(why, m, "out of memory", NULL);
+	a->v = json_incref(v);
+	a->open = open;
+	b->nanchors++;
+	return 0;
+}
+
+/* The latest anchor of that name (YAML lets a name be reused). */
+static struct anchor *find_anchor(struct builder *b, const char *name)
+{
+	size_t i;
+
+	for (i = b->nanchors; i > 0; i--)
+		if (!strcmp(b->anchors[i - 1].name, name))
+			return &b->anchors[i - 1];
+	return NULL;
+}
+
+/*
+ * An alias: a copy of its anchor's node, counted against the expansion
+ * bounds (ledgerfs-policy(5) DOCUMENT SYNTAX), so a "billion laughs"
+ * document is refused long before it grows.
+ */
+static int on_alias(struct builder *b, const yaml_event_t *e,
+		    struct lf_why *why)
+{
+	const char *name = (const char *)e->data.alias.anchor;
+	struct anchor *a = find_anchor(b, name);
+	size_t nodes = 0, bytes = 0;
+	json_t *copy;
+
+	if (!a)
+		return fail_at(why, &e->start_mark, "unknown alias", name);
+	if (a->open)
+		return fail_at(why, &e->start_mark, "recursive alias", name);
+	measure(a->v, &nodes, &bytes);
+	b->alias_nodes += nodes;
+	b->alias_bytes += bytes;
+	if (b->alias_nodes > DOC_MAX_ALIAS_NODES ||
+	    b->alias_bytes > DOC_MAX_ALIAS_BYTES)
+		return fail_at(why, &e->start_mark,
+			       "aliases expand past the bound of "
+			       "100000 nodes or 4 MiB",
+			       NULL);
+	if (expecting_key(b)) {
+		struct frame *f = &b->st[b->depth - 1];
+
+		if (!json_is_string(a->v))
+			return fail_at(why, &e->start_mark,
+				       "mapping keys must be strings", NULL);
+		if (json_object_get(f->c, json_string_value(a->v)))
+			return fail_at(why, &e->start_mark, "duplicate key",
+				       json_string_value(a->v));
+		f->key = strdup(json_string_value(a->v));
+		return f->key ? 0
+			      : fail_at(why, &e->start_mark, "out of memory",
+					NULL);
+	}
+	copy = json_deep_copy(a->v);
+	if (!copy)
+		return fail_at(why, &e->start_mark, "out of memory", NULL);
+	return attach(b, copy, &e->start_mark, why);
+}
+
+/*
+ * YAML 1.1 merge keys, as PyYAML's flatten_mapping: the merged pairs come
+ * first (from a list, the last mapping's first), then the mapping's own;
+ * a later pair sets the value, the first one the position.
+ */
+static int apply_merge(struct frame *f, const yaml_mark_t *m,
+		       struct lf_why *why)
+{
+	json_t *src = json_incref(json_object_get(f->c, "<<")), *out, *e;
+	const char *k;
+	json_t *v;
+	size_t i, n;
+	int rc = -1;
+
+	json_object_del(f->c, "<<");
+	out = json_object();
+	if (!out || !src)
+		goto nomem;
+	if (json_is_object(src)) {
+		json_object_update(out, src);
+	} else if (json_is_array(src)) {
+		n = json_array_size(src);
+		for (i = n; i > 0; i--) {
+			e = json_array_get(src, i - 1);
+			if (!json_is_object(e))
+				goto bad;
+			json_object_foreach(e, k, v)
+			{
+				json_object_set(out, k, v);
+			}
+		}
+	} else {
+		goto bad;
+	}
+	json_object_foreach(f->c, k, v)
+	{
+		json_object_set(out, k, v);
+	}
+	json_object_clear(f->c);
+	json_object_update(f->c, out);
+	rc = 0;
+	goto out;
+bad:
+	fail_at(why, m, "expected a mapping or list of mappings for merging",
+		NULL);
+	goto out;
+nomem:
+	fail_at(why, m, "out of memory", NULL);
+out:
+	json_decref(out);
+	json_decref(src);
+	return rc;
+}
+
 static int on_event(struct builder *b, const yaml_event_t *e,
 		    struct lf_why *why)
 {
 	const yaml_char_t *anchor = NULL;
+	struct frame *f;
+	int rc;
 
 	switch (e->type) {
 	case YAML_DOCUMENT_START_EVENT:
@@ -342,8 +677,10 @@ static int on_event(struct builder *b, const yaml_event_t *e,
 				       "more than one document", NULL);
 		return 0;
 	case YAML_ALIAS_EVENT:
-		return fail_at(why, &e->start_mark, "aliases are not supported",
-			       NULL);
+		if (++b->nodes > DOC_MAX_NODES)
+			return fail_at(why, &e->start_mark,
+				       "document has too many nodes", NULL);
+		return on_alias(b, e, why);
 	case YAML_SCALAR_EVENT:
 		anchor = e->data.scalar.anchor;
 		break;
@@ -355,23 +692,38 @@ static int on_event(struct builder *b, const yaml_event_t *e,
 		break;
 	case YAML_MAPPING_END_EVENT:
 	case YAML_SEQUENCE_END_EVENT:
-		if (b->depth > 0)
-			b->depth--;
+		if (b->depth == 0)
+			return 0;
+		f = &b->st[b->depth - 1];
+		if (f->merge && apply_merge(f, &e->start_mark, why))
+			return -1;
+		if (f->anchor) {
+			struct anchor *a = find_anchor(b, f->anchor);
+
+			if (a)
+				a->open = false;
+			free(f->anchor);
+		}
+		f->anchor = NULL;
+		f->merge = false;
+		b->depth--;
 		return 0;
 	default:
 		return 0;
 	}
-	if (anchor)
-		return fail_at(
-			why, &e->start_mark,
-			"anchors are not supported (aliases are not supported)",
-			NULL);
 	if (++b->nodes > DOC_MAX_NODES)
 		return fail_at(why, &e->start_mark,
 			       "document has too many nodes", NULL);
 	if (e->type == YAML_SCALAR_EVENT)
-		return on_scalar(b, e, why);
-	return on_start(b, e, e->type == YAML_MAPPING_START_EVENT, why);
+		return on_scalar(b, e, (const char *)anchor, why);
+	rc = on_start(b, e, e->type == YAML_MAPPING_START_EVENT, why);
+	if (rc || !anchor)
+		return rc;
+	b->st[b->depth - 1].anchor = strdup((const char *)anchor);
+	if (!b->st[b->depth - 1].anchor)
+		return fail_at(why, &e->start_mark, "out of memory", NULL);
+	return add_anchor(b, (const char *)anchor, b->st[b->depth - 1].c, true,
+			  &e->start_mark, why);
 }
 
 /* YAML text through libyaml events. New reference or NULL. */
@@ -407,8 +759,15 @@ static json_t *parse_yaml(const char *text, size_t len, struct lf_why *why)
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&parser);
-	for (i = 0; i < DOC_MAX_DEPTH + 1; i++)
+	for (i = 0; i < DOC_MAX_DEPTH + 1; i++) {
 		free(b.st[i].key);
+		free(b.st[i].anchor);
+	}
+	for (i = 0; i < (int)b.nanchors; i++) {
+		free(b.anchors[i].name);
+		json_decref(b.anchors[i].v);
+	}
+	free(b.anchors);
 	if (rc) {
 		json_decref(b.root);
 		return NULL;
@@ -508,4 +867,105 @@ json_t *doc_load_file(const char *path, struct lf_why *why)
 	v = doc_load_fd(fd, why);
 	close(fd);
 	return v;
+}
+
+/* One open container while locating: its path and, for a mapping, the
+ * key waiting for its value. */
+struct loc_frame {
+	char path[256];
+	bool map;
+	bool want_key;
+	size_t index;
+	char key[128];
+};
+
+/* The path of the next node under f ("" at the root). */
+static void child_path(const struct loc_frame *f, char *out, size_t n)
+{
+	if (!f)
+		out[0] = '\0';
+	else if (f->map)
+		snprintf(out, n, "%.120s%s%.120s", f->path,
+			 f->path[0] ? "." : "", f->key);
+	else
+		snprintf(out, n, "%.120s[%zu]", f->path, f->index);
+}
+
+size_t doc_locate(const char *text, size_t len, const char *path)
+{
+	struct loc_frame *st;
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	char here[256];
+	size_t line = 0;
+	int depth = 0;
+	bool done = false;
+
+	st = calloc(DOC_MAX_DEPTH + 1, sizeof(*st));
+	if (!st || !yaml_parser_initialize(&parser)) {
+		free(st);
+		return 0;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (!done && !line && yaml_parser_parse(&parser, &ev)) {
+		struct loc_frame *f = depth ? &st[depth - 1] : NULL;
+
+		done = ev.type == YAML_STREAM_END_EVENT;
+		switch (ev.type) {
+		case YAML_SCALAR_EVENT:
+		case YAML_ALIAS_EVENT:
+			if (f && f->map && f->want_key) {
+				snprintf(f->key, sizeof(f->key), "%s",
+					 ev.type == YAML_SCALAR_EVENT
+						 ? (const char *)
+							   ev.data.scalar.value
+						 : "");
+				f->want_key = false;
+				child_path(f, here, sizeof(here));
+				if (!strcmp(here, path))
+					line = ev.start_mark.line + 1;
+				break;
+			}
+			child_path(f, here, sizeof(here));
+			if (!strcmp(here, path))
+				line = ev.start_mark.line + 1;
+			if (f && f->map)
+				f->want_key = true;
+			else if (f)
+				f->index++;
+			break;
+		case YAML_MAPPING_START_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+			child_path(f, here, sizeof(here));
+			if (!strcmp(here, path) && here[0])
+				line = ev.start_mark.line + 1;
+			if (depth >= DOC_MAX_DEPTH)
+				done = true;
+			else {
+				struct loc_frame *c = &st[depth++];
+
+				memset(c, 0, sizeof(*c));
+				snprintf(c->path, sizeof(c->path), "%s", here);
+				c->map = ev.type == YAML_MAPPING_START_EVENT;
+				c->want_key = c->map;
+			}
+			break;
+		case YAML_MAPPING_END_EVENT:
+		case YAML_SEQUENCE_END_EVENT:
+			if (depth)
+				depth--;
+			f = depth ? &st[depth - 1] : NULL;
+			if (f && f->map)
+				f->want_key = true;
+			else if (f)
+				f->index++;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	free(st);
+	return line;
 }

@@ -242,7 +242,7 @@ static int ledger_sync_parent(int dirfd, const char *path)
 }
 
 /*
- * Torn-tail repair is journaled (ledgerfs-ledger(5), REPAIR): the note's
+ * Torn-tail repair is journaled (ledgerfs-ledger(5), RECOVERY): the note's
  * fields are written to PATH.repair and made durable before the cut, so
  * a kill at any point leaves either the torn tail or the journal, and the
  * next open finishes the repair with the same note.

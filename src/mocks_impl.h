@@ -1,6 +1,8 @@
 /*
  * mocks_impl.h - the mock library's internal shape, shared by mocks.c
- * (load) and mocks_resolve.c (resolve, state, coverage).
+ * (load) and mocks_resolve.c (resolve, state, coverage).  The shape
+ * follows ASSERT's MockLibrary: one backend per rule (inline, scenario,
+ * replay), chosen by `backend:` or by the rule's keys.
  */
 #ifndef LF_MOCKS_IMPL_H
 #define LF_MOCKS_IMPL_H
@@ -24,42 +26,42 @@ enum mocks_op {
 	OP_ABSENT,
 };
 
-/* One `when` entry.  key and operand borrow from the document. */
+/*
+ * One `when` entry, tried in the document's order.  key and operand
+ * borrow from the document; opname is the operator as ASSERT normalises
+ * it (trimmed, lower case), NULL for a plain value.
+ */
 struct mcond {
 	const char *key;
-	bool pointer;
 	enum mocks_op op;
+	char *opname;
 	const json_t *operand;
 	struct pattern *re; /* OP_REGEX */
 };
 
-enum pay_kind { PAY_RESPONSE, PAY_ERROR, PAY_CASSETTE };
-
-/* A payload: value borrows; resolved (cassette + overrides) is owned. */
-struct mpay {
-	enum pay_kind kind;
-	const json_t *value;
-	json_t *resolved;
-	bool overridden;
-};
-
-struct mstep {
-	struct mpay pay;
-	const char *sets_state;
-};
+enum mbackend { BK_INLINE, BK_SCENARIO, BK_REPLAY };
 
 struct mrule {
 	int index;
-	const char *tool, *case_id, *scenario, *when_state, *sets_state;
+	char *tool, *case_id, *note; /* trimmed; note "" when none */
+	enum mbackend backend;
+	const json_t *raw; /* the rule's mapping, borrowed */
 	struct mcond *conds;
 	size_t nconds;
-	struct mpay pay; /* unused when steps */
-	struct mstep *steps;
-	size_t nsteps;
+	/* scenario: the steps (own array of borrowed step mappings) */
+	char *scenario;	  /* str(scenario) */
+	char *when_state; /* str(when_state), NULL when absent or null */
+	json_t *steps;
+	/* replay */
+	const json_t *cassette; /* inline cassette, or NULL */
+	char *cassette_name;	/* str(cassette_file), or NULL: the tool */
+	const json_t *overrides;
+	size_t noverrides;
 };
 
 struct mocks {
 	json_t *doc;
+	const json_t *cassettes; /* stem -> recording, or NULL: no folder */
 	struct mrule *rules;
 	size_t n;
 	const struct mrule **order; /* the order rules are tried in */

@@ -1,6 +1,6 @@
 /*
  * mocks_json.c - JSON helpers for policy and mocks: tool patterns, value
- * equality by value, RFC 6901 pointers and dotted-path overrides.
+ * ASSERT's dotted-path overrides and cassette names.
  */
 #include "mocks_json.h"
 
@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "mocks.h"
+#include "pyval.h"
 
 const char *mocks_pattern_problem(const char *pattern)
 {
@@ -49,11 +50,6 @@ enum lf_err mocks_check_keys(const json_t *obj, const char *const *keys,
 		return lf_fail(why, LF_EINVAL_DOC, "%s: must be a mapping", at);
 	json_object_foreach((json_t *)obj, k, v)
 	{
-		if (!strcmp(k, "cassette_file"))
-			return lf_fail(
-				why, LF_EINVAL_DOC,
-				"%s.cassette_file: cassette_file must be resolved by ledgerctl before loading",
-				at);
 		if (!mocks_key_in(k, keys))
 			return lf_fail(why, LF_EINVAL_DOC,
 				       "%s: unknown key '%.60s'", at, k);
@@ -61,198 +57,173 @@ enum lf_err mocks_check_keys(const json_t *obj, const char *const *keys,
 	return LF_OK;
 }
 
-const char *mocks_pointer_problem(const char *ptr)
+/* Python's int(seg): blanks, a sign, digits with single underscores. */
+static int py_int(const char *seg, long long *out)
 {
-	const char *p;
+	const char *p = seg;
+	long long v = 0;
+	int sign = 1, digits = 0;
 
-	if (!ptr || *ptr != '/')
-		return "a JSON Pointer starts with '/'";
-	for (p = ptr; *p; p++)
-		if (*p == '~' && p[1] != '0' && p[1] != '1')
-			return "'~' must be followed by 0 or 1";
-	return NULL;
-}
-
-/* Decode one reference token [s, e) into buf (~1 -> '/', ~0 -> '~'). */
-static char *token_dup(const char *s, const char *e)
-{
-	char *buf = malloc((size_t)(e - s) + 1), *o = buf;
-
-	if (!buf)
-		return NULL;
-	while (s < e) {
-		if (*s == '~' && s + 1 < e && (s[1] == '0' || s[1] == '1')) {
-			*o++ = s[1] == '0' ? '~' : '/';
-			s += 2;
-		} else {
-			*o++ = *s++;
-		}
-	}
-	*o = '\0';
-	return buf;
-}
-
-/* An array index: "0" or digits without a leading zero. -1 otherwise. */
-static long long parse_index(const char *t)
-{
-	long long n = 0;
-
-	if (!*t || (t[0] == '0' && t[1]))
-		return -1;
-	for (; *t; t++) {
-		if (*t < '0' || *t > '9' || n > 100000000000LL)
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (*p == '+' || *p == '-')
+		sign = *p++ == '-' ? -1 : 1;
+	for (; *p; p++) {
+		if (*p == '_' && digits && p[1] >= '0' && p[1] <= '9')
+			continue;
+		if (*p < '0' || *p > '9')
+			break;
+		if (v > (1LL << 53))
 			return -1;
-		n = n * 10 + (*t - '0');
+		v = v * 10 + (*p - '0');
+		digits++;
 	}
-	return n;
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	if (!digits || *p)
+		return -1;
+	*out = sign * v;
+	return 0;
 }
 
-const json_t *mocks_pointer_get(const json_t *root, const char *ptr)
+/* A list index as Python takes it (negative counts from the end). */
+static json_t *list_slot(json_t *list, const char *seg, size_t *at,
+			 struct lf_why *why, bool assign)
 {
-	const json_t *cur = root;
-	const char *s = ptr, *e;
-	char *tok;
-	long long idx;
+	long long i;
+	size_t n = json_array_size(list);
+	char *r;
 
-	if (!ptr || mocks_pointer_problem(ptr))
+	if (py_int(seg, &i)) {
+		r = pyval_repr_text(seg);
+		lf_fail(why, LF_EINVAL_JSON,
+			"invalid literal for int() with base 10: %.80s",
+			r ? r : "''");
+		free(r);
 		return NULL;
-	while (cur && *s == '/') {
-		s++;
-		e = strchr(s, '/');
-		if (!e)
-			e = s + strlen(s);
-		tok = token_dup(s, e);
-		if (!tok)
-			return NULL;
-		if (json_is_object(cur)) {
-			cur = json_object_get(cur, tok);
-		} else if (json_is_array(cur)) {
-			idx = parse_index(tok);
-			cur = idx < 0 ? NULL : json_array_get(cur, (size_t)idx);
-		} else {
-			cur = NULL;
-		}
-		free(tok);
-		s = e;
 	}
-	return cur;
+	if (i < 0)
+		i += (long long)n;
+	if (i < 0 || (size_t)i >= n) {
+		lf_fail(why, LF_EINVAL_JSON, "%s",
+			assign ? "list assignment index out of range"
+			       : "list index out of range");
+		return NULL;
+	}
+	*at = (size_t)i;
+	return json_array_get(list, (size_t)i);
 }
 
-/*
- * Replace the value at a dotted path (a numeric segment indexes a list).
- * Every segment must resolve: overrides change a recorded value, they
- * never invent one, so a typo is caught when the document is loaded.
- */
+/* One override, ASSERT's _apply_overrides step by step. */
 static int set_path(json_t *root, const char *path, const json_t *value,
-		    struct lf_why *why, size_t n)
+		    struct lf_why *why)
 {
 	json_t *cur = root, *next;
-	char *copy, *seg, *save = NULL, *last = NULL;
-	long long idx;
+	char *copy = strdup(path), *seg, *dot;
+	size_t at;
 	int rc = -1;
 
-	if (!*path) {
-		lf_fail(why, LF_EINVAL_DOC, "overrides[%zu].path: empty path",
-			n);
-		return -1;
-	}
-	copy = strdup(path);
-	if (!copy) {
-		lf_fail(why, LF_NOMEM, "out of memory");
-		return -1;
-	}
-	if (copy[0] == '.' || copy[strlen(copy) - 1] == '.' ||
-	    strstr(copy, "..")) {
-		lf_fail(why, LF_EINVAL_DOC,
-			"overrides[%zu].path: empty segment in '%.80s'", n,
-			path);
-		goto out;
-	}
-	for (seg = strtok_r(copy, ".", &save); seg;
-	     seg = strtok_r(NULL, ".", &save)) {
-		if (last) {
-			cur = next;
-			if (!json_is_object(cur) && !json_is_array(cur))
-				goto unresolved;
-		}
-		last = seg;
-		if (json_is_object(cur)) {
+	if (!copy)
+		return lf_fail(why, LF_NOMEM, "out of memory"), -1;
+	for (seg = copy; (dot = strchr(seg, '.')); seg = dot + 1) {
+		*dot = '\0';
+		if (json_is_array(cur)) {
+			next = list_slot(cur, seg, &at, why, false);
+			if (!next)
+				goto out;
+		} else if (json_is_object(cur)) {
 			next = json_object_get(cur, seg);
+			if (!next) {
+				/* setdefault(seg, {}): a missing key is added */
+				next = json_object();
+				if (!next ||
+				    json_object_set_new(cur, seg, next)) {
+					lf_fail(why, LF_NOMEM, "out of memory");
+					goto out;
+				}
+			}
 		} else {
-			idx = parse_index(seg);
-			next = idx < 0 ? NULL
-				       : json_array_get(cur, (size_t)idx);
+			lf_fail(why, LF_EINVAL_JSON,
+				"'%s' object has no attribute 'setdefault'",
+				pyval_type_name(cur));
+			goto out;
 		}
-		if (!next)
-			goto unresolved;
+		cur = next;
 	}
 	/* A copy: the document stays untouched and shared across threads. */
-	if (json_is_object(cur))
-		rc = json_object_set_new(cur, last, json_deep_copy(value));
-	else
-		rc = json_array_set_new(cur, (size_t)parse_index(last),
-					json_deep_copy(value));
+	if (json_is_array(cur)) {
+		if (!list_slot(cur, seg, &at, why, true))
+			goto out;
+		rc = json_array_set_new(cur, at, json_deep_copy(value));
+	} else if (json_is_object(cur)) {
+		rc = json_object_set_new(cur, seg, json_deep_copy(value));
+	} else {
+		lf_fail(why, LF_EINVAL_JSON,
+			"'%s' object does not support item assignment",
+			pyval_type_name(cur));
+		goto out;
+	}
 	if (rc)
 		lf_fail(why, LF_NOMEM, "out of memory");
-	goto out;
-unresolved:
-	lf_fail(why, LF_EINVAL_DOC,
-		"overrides[%zu].path: '%.80s' does not resolve in the cassette",
-		n, path);
 out:
 	free(copy);
 	return rc;
 }
 
-json_t *mocks_apply_overrides(const json_t *cassette, const json_t *overrides,
+json_t *mocks_apply_overrides(const json_t *base, const json_t *overrides,
 			      struct lf_why *why)
 {
 	json_t *copy, *o;
-	const json_t *path;
+	char *path;
 	size_t i;
-	const char *k;
-	json_t *v;
 
-	copy = json_deep_copy(cassette);
+	copy = json_deep_copy(base);
 	if (!copy) {
 		lf_fail(why, LF_NOMEM, "out of memory");
 		return NULL;
 	}
-	if (!overrides)
-		return copy;
-	if (!json_is_array(overrides)) {
-		lf_fail(why, LF_EINVAL_DOC, "overrides: must be a list");
-		goto bad;
-	}
 	json_array_foreach(overrides, i, o)
 	{
-		if (!json_is_object(o)) {
-			lf_fail(why, LF_EINVAL_DOC,
-				"overrides[%zu]: must be a mapping", i);
-			goto bad;
+		path = pyval_str(json_object_get(o, "path"));
+		if (!path ||
+		    set_path(copy, path, json_object_get(o, "value"), why)) {
+			if (!path)
+				lf_fail(why, LF_NOMEM, "out of memory");
+			free(path);
+			json_decref(copy);
+			return NULL;
 		}
-		json_object_foreach(o, k, v)
-		{
-			if (strcmp(k, "path") && strcmp(k, "value")) {
-				lf_fail(why, LF_EINVAL_DOC,
-					"overrides[%zu]: unknown key '%.60s'",
-					i, k);
-				goto bad;
-			}
-		}
-		path = json_object_get(o, "path");
-		if (!json_is_string(path) || !json_object_get(o, "value")) {
-			lf_fail(why, LF_EINVAL_DOC,
-				"overrides[%zu]: needs a string path and a value",
-				i);
-			goto bad;
-		}
-		if (set_path(copy, json_string_value(path),
-			     json_object_get(o, "value"), why, i))
-			goto bad;
+		free(path);
 	}
 	return copy;
-bad:
-	json_decref(copy);
-	return NULL;
+}
+
+char *mocks_cassette_stem(const char *name, struct lf_why *why)
+{
+	const char *s = name;
+	size_t n;
+	char *stem, *r;
+
+	while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+		s++;
+	n = strlen(s);
+	while (n && (s[n - 1] == ' ' || (s[n - 1] >= '\t' && s[n - 1] <= '\r')))
+		n--;
+	stem = strndup(s, n);
+	if (!stem) {
+		lf_fail(why, LF_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (!*stem || strstr(stem, "..") || strchr(stem, '/') ||
+	    strchr(stem, '\\')) {
+		r = pyval_repr_text(stem);
+		lf_fail(why, LF_EINVAL_JSON,
+			"cassette name must be a single safe filename stem, got "
+			"%.120s",
+			r ? r : "''");
+		free(r);
+		free(stem);
+		return NULL;
+	}
+	return stem;
 }

@@ -4,6 +4,7 @@
  * coverage check used by `ledgerctl validate`.
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "mocks_impl.h"
 #include "mocks_json.h"
 #include "policy.h"
+#include "pyval.h"
 
 static const char START[] = "start";
 
@@ -52,138 +54,196 @@ static const char *state_of(const struct mocks_state *st, const char *scenario)
 	return v ? v : START;
 }
 
-/*
- * The cursor key: per (scenario, tool), or per (rule, tool) for a rule
- * with steps but no scenario.  A unit separator keeps the parts apart.
- * Returns malloc'd memory.
- */
+/* The cursor key: per (scenario, tool), as ASSERT keys it. malloc'd. */
 static char *cursor_key(const struct mrule *r, const char *tool)
 {
-	size_t len =
-		strlen(tool) + (r->scenario ? strlen(r->scenario) : 0) + 32;
+	size_t len = strlen(tool) + strlen(r->scenario) + 4;
 	char *k = malloc(len);
 
-	if (!k)
-		return NULL;
-	if (r->scenario)
-		snprintf(k, len, "s:%s\x1f%s", r->scenario, tool);
-	else
-		snprintf(k, len, "r:%d\x1f%s", r->index, tool);
+	if (k)
+		snprintf(k, len, "%s\x1f%s", r->scenario, tool);
 	return k;
+}
+
+/* A malloc'd printf. */
+static char *fmt_dup(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static char *fmt_dup(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(s = malloc((size_t)n + 1)))
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 /* ---- when ---------------------------------------------------------- */
 
-static bool contains(const json_t *arg, const json_t *operand)
+static bool py_number(const json_t *v, double *d)
 {
-	size_t i;
-
-	if (json_is_string(arg)) {
-		return json_is_string(operand) &&
-		       memmem(json_string_value(arg), json_string_length(arg),
-			      json_string_value(operand),
-			      json_string_length(operand)) != NULL;
-	}
-	if (json_is_array(arg)) {
-		for (i = 0; i < json_array_size(arg); i++)
-			if (json_value_equal(json_array_get(arg, i), operand))
-				return true;
+	if (json_is_integer(v))
+		*d = (double)json_integer_value(v);
+	else if (json_is_real(v))
+		*d = json_real_value(v);
+	else
 		return false;
-	}
-	if (json_is_object(arg))
-		return json_is_string(operand) &&
-		       json_object_get(arg, json_string_value(operand));
-	return false;
+	return true;
 }
 
-static int num_cmp(const json_t *a, const json_t *b)
-{
-	if (json_is_integer(a) && json_is_integer(b)) {
-		json_int_t x = json_integer_value(a), y = json_integer_value(b);
-		return x < y ? -1 : x > y;
-	}
-	double x = json_number_value(a), y = json_number_value(b);
-	return x < y ? -1 : x > y;
-}
-
-/* 1 fits, 0 does not, -1 a pattern ran out of budget (why says where). */
+/*
+ * 1 fits, 0 does not, -1 an error ASSERT answers with HTTP 400 (why),
+ * -2 a pattern ran out of its budget (why says where).
+ */
 static int cond_fits(const struct mrule *r, const struct mcond *c,
 		     const json_t *args, struct pattern_budget *b,
 		     struct lf_why *why)
 {
-	const json_t *a;
 	struct lf_why pwhy;
 	bool found;
+	const json_t *a = json_object_get(args, c->key), *e;
+	double x, y;
+	char *ra, *rb;
 	size_t i;
 
-	a = c->pointer ? mocks_pointer_get(args, c->key)
-		       : json_object_get(args, c->key);
+	if (!c->opname)
+		return a && pyval_equal(a, c->operand);
 	if (c->op == OP_ABSENT)
-		return json_is_true(c->operand) ? !a : a != NULL;
+		return !a == pyval_truthy(c->operand);
 	if (!a)
-		return false;
+		return 0;
 	switch (c->op) {
+	case OP_ANY:
+		return 1;
 	case OP_EQ:
-		return json_value_equal(a, c->operand);
+		return pyval_equal(a, c->operand);
 	case OP_NE:
-		return !json_value_equal(a, c->operand);
+		return !pyval_equal(a, c->operand);
 	case OP_GT:
-		return json_is_number(a) && num_cmp(a, c->operand) > 0;
 	case OP_GTE:
-		return json_is_number(a) && num_cmp(a, c->operand) >= 0;
 	case OP_LT:
-		return json_is_number(a) && num_cmp(a, c->operand) < 0;
 	case OP_LTE:
-		return json_is_number(a) && num_cmp(a, c->operand) <= 0;
+		if (!py_number(a, &x) || !py_number(c->operand, &y)) {
+			ra = pyval_repr(a);
+			rb = pyval_repr(c->operand);
+			lf_fail(why, LF_EINVAL_JSON,
+				"operator '%s' needs numeric operands, got %s "
+				"and %s",
+				c->opname, ra ? ra : "?", rb ? rb : "?");
+			free(ra);
+			free(rb);
+			return -1;
+		}
+		return c->op == OP_GT	 ? x > y
+		       : c->op == OP_GTE ? x >= y
+		       : c->op == OP_LT	 ? x < y
+					 : x <= y;
 	case OP_CONTAINS:
-		return contains(a, c->operand);
+		if (json_is_string(a)) {
+			ra = pyval_str(c->operand);
+			i = ra &&
+			    memmem(json_string_value(a), json_string_length(a),
+				   ra, strlen(ra)) != NULL;
+			free(ra);
+			return (int)i;
+		}
+		if (json_is_array(a)) {
+			json_array_foreach(a, i, e)
+			{
+				if (pyval_equal(e, c->operand))
+					return 1;
+			}
+			return 0;
+		}
+		if (json_is_object(a)) {
+			if (json_is_array(c->operand) ||
+			    json_is_object(c->operand)) {
+				lf_fail(why, LF_EINVAL_JSON,
+					"unhashable type: '%s'",
+					pyval_type_name(c->operand));
+				return -1;
+			}
+			return json_is_string(c->operand) &&
+			       json_object_get(a,
+					       json_string_value(c->operand));
+		}
+		lf_fail(why, LF_EINVAL_JSON,
+			"'contains' needs a string/list/mapping, got %s",
+			pyval_type_name(a));
+		return -1;
+	case OP_IN:
+		json_array_foreach(c->operand, i, e)
+		{
+			if (pyval_equal(a, e))
+				return 1;
+		}
+		return 0;
 	case OP_REGEX:
 		if (!json_is_string(a))
-			return false;
+			return 0;
 		if (pattern_search(c->re, json_string_value(a),
 				   json_string_length(a), b, &found, &pwhy)) {
 			lf_fail(why, LF_PATTERN_LIMIT,
 				"pattern_limit: mocks[%d].when.%.60s.regex: %s",
 				r->index, c->key, pwhy.msg);
-			return -1;
+			return -2;
 		}
 		return found;
-	case OP_IN:
-		for (i = 0; i < json_array_size(c->operand); i++)
-			if (json_value_equal(a, json_array_get(c->operand, i)))
-				return true;
-		return false;
-	case OP_ANY:
-		return true;
-	default:
-		return false;
+	case OP_ABSENT:
+		break;
 	}
+	return 0;
 }
 
 /*
  * Does the call fit r's tool, case and `when`?  What reads only the call,
- * not the scenario state: 1, 0, or -1 with why (a pattern's budget).
+ * not the scenario state: 1, 0, or as cond_fits -1 / -2 with why.
  */
 static int args_fit(const struct mrule *r, const char *case_id,
 		    const char *tool, const json_t *args,
 		    struct pattern_budget *b, struct lf_why *why)
 {
 	size_t i;
-	int fit;
+	int f;
 
 	if (!policy_match_tool(r->tool, tool))
 		return 0;
-	if (r->case_id && (!case_id || !policy_match_tool(r->case_id, case_id)))
+	if (r->case_id &&
+	    !policy_match_tool(r->case_id, case_id ? case_id : ""))
 		return 0;
-	for (i = 0; i < r->nconds; i++)
-		if ((fit = cond_fits(r, &r->conds[i], args, b, why)) <= 0)
-			return fit;
+	for (i = 0; i < r->nconds; i++) {
+		f = cond_fits(r, &r->conds[i], args, b, why);
+		if (f <= 0)
+			return f;
+	}
 	return 1;
 }
 
-/* Per rule in trying order: 1 fits the call, 0 does not or not tried. */
+static bool waits_for_state(const struct mrule *r)
+{
+	return r->backend == BK_SCENARIO && r->when_state;
+}
+
+static bool state_fits(const struct mrule *r, const struct mocks_state *st)
+{
+	return !waits_for_state(r) ||
+	       !strcmp(state_of(st, r->scenario), r->when_state);
+}
+
+/*
+ * Per rule in trying order: 1 fits the call, 0 does not or not tried, 2
+ * the rule's `when` is an error (ASSERT's HTTP 400), with its text.
+ */
 struct mocks_fit {
 	size_t n;
+	char error[sizeof(((struct lf_why *)0)->msg)];
 	unsigned char fits[];
 };
 
@@ -193,6 +253,7 @@ enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
 		      struct lf_why *why)
 {
 	struct mocks_fit *f;
+	struct lf_why ferr;
 	size_t i, n = lib ? lib->n : 0;
 	int fit;
 
@@ -202,15 +263,23 @@ enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	f->n = n;
 	for (i = 0; tool && i < n; i++) {
-		fit = args_fit(lib->order[i], case_id, tool, args, b, why);
-		if (fit < 0) {
+		fit = args_fit(lib->order[i], case_id, tool, args, b, &ferr);
+		if (fit == -2) {
+			*why = ferr;
 			free(f);
 			return LF_PATTERN_LIMIT;
+		}
+		if (fit == -1) {
+			/* ASSERT raises when it reaches this rule: no later
+			 * rule is tried, an earlier one may still serve. */
+			f->fits[i] = 2;
+			memcpy(f->error, ferr.msg, sizeof(f->error));
+			break;
 		}
 		f->fits[i] = (unsigned char)fit;
 		/* A fitting rule with no state to wait for ends the search,
 		 * as it ends ASSERT's: no later rule's pattern runs. */
-		if (fit && !lib->order[i]->when_state)
+		if (fit && !waits_for_state(lib->order[i]))
 			break;
 	}
 	*out = f;
@@ -222,117 +291,287 @@ void mocks_fit_free(struct mocks_fit *f)
 	free(f);
 }
 
-static bool state_fits(const struct mrule *r, const struct mocks_state *st)
-{
-	return !r->when_state ||
-	       !strcmp(state_of(st, r->scenario), r->when_state);
-}
-
 /* ---- resolve ------------------------------------------------------- */
 
-static enum lf_err serve_rule(const struct mrule *r, struct mocks_state *st,
-			      const char *tool, struct mock_result *out,
-			      struct lf_why *why)
+static json_t *step_payload(const json_t *step, bool *is_error)
 {
-	const struct mpay *pay = &r->pay;
-	const char *sets = r->sets_state;
-	json_int_t cur = 0;
-	char *key = NULL;
+	const json_t *v = json_object_get(step, "error");
 
-	if (r->nsteps) {
-		key = cursor_key(r, tool);
-		if (!key)
-			return lf_fail(why, LF_NOMEM, "out of memory");
-		if (st)
-			cur = json_integer_value(
-				json_object_get(st->cursors, key));
-		out->step = cur < (json_int_t)r->nsteps ? (int)cur
-							: (int)r->nsteps - 1;
-		pay = &r->steps[out->step].pay;
-		if (r->steps[out->step].sets_state)
-			sets = r->steps[out->step].sets_state;
-	}
-	out->returned = json_deep_copy(pay->kind == PAY_CASSETTE ? pay->resolved
-								 : pay->value);
-	if (!out->returned)
-		goto nomem;
-	/* The cursor stops growing at INT_MAX: the last step repeats anyway. */
-	if (key && st && cur < INT_MAX &&
-	    json_object_set_new(st->cursors, key, json_integer(cur + 1)))
-		goto nomem;
-	if (sets && st &&
-	    json_object_set_new(st->states, r->scenario, json_string(sets)))
-		goto nomem;
-	free(key);
-	out->is_error = pay->kind == PAY_ERROR;
-	out->source = pay->kind != PAY_CASSETTE ? "inline"
-		      : pay->overridden		? "override"
-						: "replay";
-	out->mock_rule = r->index;
-	if (r->scenario) {
-		out->scenario = r->scenario;
-		out->scenario_state =
-			st ? state_of(st, r->scenario) : (sets ? sets : START);
-	}
-	return LF_OK;
-nomem:
-	free(key);
-	json_decref(out->returned);
-	out->returned = NULL;
-	return lf_fail(why, LF_NOMEM, "out of memory");
+	*is_error = v != NULL;
+	return json_deep_copy(v ? v : json_object_get(step, "response"));
 }
 
-/* The policy rule's own payload, its cassette, or the placeholder. */
-static enum lf_err fallback(const char *tool, const json_t *policy_rule,
-			    struct mock_result *out, struct lf_why *why)
+/* ScenarioBackend.resolve: the cursor moves, then sets_state applies. */
+static enum lf_err serve_scenario(const struct mrule *r, struct mocks_state *st,
+				  const char *tool, struct mock_result *out,
+				  json_t *detail, char **note,
+				  struct lf_why *why)
 {
-	static const char *const inline_keys[] = {"mock", "poison", "inject"};
-	const json_t *v, *cassette = NULL;
-	size_t i;
+	size_t n = json_array_size(r->steps);
+	const json_t *step, *sets;
+	const char *after;
+	char *key = cursor_key(r, tool), *before = NULL, *to = NULL;
+	json_int_t cur;
 
-	for (i = 0; policy_rule && i < 3; i++) {
-		v = json_object_get(policy_rule, inline_keys[i]);
-		if (v) {
-			out->returned = json_deep_copy(v);
-			out->source = "inline";
-			goto done;
+	if (!key)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	cur = json_integer_value(json_object_get(st->cursors, key));
+	step = json_array_get(r->steps,
+			      cur < (json_int_t)n ? (size_t)cur : n - 1);
+	before = strdup(state_of(st, r->scenario));
+	sets = json_object_get(step, "sets_state");
+	if (sets)
+		to = pyval_str(sets);
+	out->returned = step_payload(step, &out->is_error);
+	if (!before || (sets && !to) || !out->returned ||
+	    json_object_set_new(st->cursors, key,
+				json_integer(cur < INT_MAX ? cur + 1 : cur)) ||
+	    (to &&
+	     json_object_set_new(st->states, r->scenario, json_string(to)))) {
+		free(key);
+		free(before);
+		free(to);
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	free(key);
+	free(to);
+	after = state_of(st, r->scenario);
+	out->step = (int)(cur < INT_MAX ? cur : INT_MAX);
+	out->scenario = r->scenario;
+	out->scenario_state = after;
+	json_object_set_new(detail, "scenario", json_string(r->scenario));
+	json_object_set_new(detail, "step", json_integer(cur));
+	json_object_set_new(detail, "state", json_string(after));
+	if (strcmp(before, after))
+		*note = fmt_dup("%s: %s -> %s", r->scenario, before, after);
+	else
+		*note = fmt_dup("%s: %s", r->scenario, after);
+	free(before);
+	return *note ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
+}
+
+/* ReplayBackend.resolve: the recording, with its overrides applied. */
+static enum lf_err serve_replay(const struct mocks *lib, const struct mrule *r,
+				const char *tool, struct mock_result *out,
+				json_t *detail, struct lf_why *why)
+{
+	const json_t *base = r->cassette;
+	const char *name = r->cassette_name ? r->cassette_name : tool;
+	struct lf_why inner;
+	char *stem, *rn;
+
+	if (!base) {
+		stem = mocks_cassette_stem(name, &inner);
+		if (!stem)
+			return lf_fail(why, LF_EINVAL_JSON,
+				       "cassette for '%.60s' could not be read "
+				       "safely: %s",
+				       tool, inner.msg);
+		base = json_object_get(lib->cassettes, stem);
+		free(stem);
+		if (!base) {
+			rn = pyval_repr_text(name);
+			lf_fail(why, LF_EINVAL_JSON,
+				"cassette not found for '%.60s': %.80s", tool,
+				rn ? rn : "");
+			free(rn);
+			return LF_EINVAL_JSON;
 		}
 	}
-	if (policy_rule)
-		cassette = json_object_get(policy_rule, "cassette");
-	if (cassette) {
-		v = json_object_get(policy_rule, "overrides");
-		/* policy_load applied the paths once: only memory can fail. */
-		out->returned = mocks_apply_overrides(cassette, v, why);
-		if (!out->returned)
-			return lf_fail(why, LF_NOMEM, "out of memory");
-		out->source = v ? "override" : "replay";
-		return LF_OK;
-	}
-	out->returned = json_pack(
-		"{s:s, s:o}", "status", "ok", "note",
-		json_sprintf(
-			"No mock payload configured for %s; sandbox returned a placeholder.",
-			tool));
-	out->source = "placeholder";
-done:
+	out->returned = mocks_apply_overrides(base, r->overrides, why);
 	if (!out->returned)
-		return lf_fail(why, LF_NOMEM, "out of memory");
+		return why->msg[0] ? LF_EINVAL_JSON : LF_NOMEM;
+	out->source = r->noverrides ? "override" : "replay";
+	json_object_set_new(
+		detail, "replay_origin",
+		json_string(r->cassette ? "inline" : "cassette_file"));
+	json_object_set_new(detail, "overrides",
+			    json_integer((json_int_t)r->noverrides));
 	return LF_OK;
+}
+
+static const char *const backend_names[] = {
+	[BK_INLINE] = "inline",
+	[BK_SCENARIO] = "scenario",
+	[BK_REPLAY] = "replay",
+};
+
+/* MockLibrary.resolve + the mediator's replay dict for the chosen rule. */
+static enum lf_err serve_rule(const struct mocks *lib, const struct mrule *r,
+			      struct mocks_state *st, const char *tool,
+			      struct mock_result *out, struct lf_why *why)
+{
+	json_t *detail = json_object(), *names;
+	char *note = NULL;
+	enum lf_err e = LF_OK;
+	size_t i, j;
+
+	if (!detail)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	out->source = "inline";
+	if (r->backend == BK_INLINE)
+		out->returned = step_payload(r->raw, &out->is_error);
+	else if (r->backend == BK_SCENARIO)
+		e = serve_scenario(r, st, tool, out, detail, &note, why);
+	else
+		e = serve_replay(lib, r, tool, out, detail, why);
+	if (e == LF_OK && !out->returned)
+		e = lf_fail(why, LF_NOMEM, "out of memory");
+	if (e != LF_OK)
+		goto fail;
+	out->mock_rule = r->index;
+	json_object_set_new(detail, "mock_rule", json_string(r->tool));
+	json_object_set_new(detail, "backend",
+			    json_string(backend_names[r->backend]));
+	if (r->nconds) {
+		/* sorted(rule.when): UTF-8 byte order is code point order */
+		names = json_array();
+		for (i = 0; names && i < r->nconds; i++) {
+			for (j = json_array_size(names); j > 0; j--)
+				if (strcmp(json_string_value(json_array_get(
+						   names, j - 1)),
+					   r->conds[i].key) <= 0)
+					break;
+			json_array_insert_new(names, j,
+					      json_string(r->conds[i].key));
+		}
+		json_object_set_new(detail, "matched_args", names);
+	}
+	if (r->case_id)
+		json_object_set_new(detail, "matched_case_id",
+				    json_string(r->case_id));
+	if (*r->note)
+		json_object_set_new(detail, "note", json_string(r->note));
+	if (note)
+		json_object_set_new(detail, "state", json_string(note));
+	free(note);
+	out->replay = detail;
+	return LF_OK;
+fail:
+	free(note);
+	json_decref(detail);
+	json_decref(out->returned);
+	out->returned = NULL;
+	return e;
+}
+
+/* The first of mock, poison, inject that the rule has (its value). */
+static const json_t *inline_payload(const json_t *rule)
+{
+	static const char *const keys[] = {"mock", "poison", "inject"};
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (json_object_get(rule, keys[i]))
+			return json_object_get(rule, keys[i]);
+	return NULL;
+}
+
+/* ActionMediator._mock: the policy rule's payload and its provenance. */
+static enum lf_err policy_payload(const char *tool, const json_t *rule,
+				  const json_t *cassettes,
+				  struct mock_result *out, struct lf_why *why)
+{
+	const json_t *ov = json_object_get(rule, "overrides");
+	const json_t *cas = json_object_get(rule, "cassette");
+	const json_t *file = NULL, *base;
+	const char *declared = NULL;
+	char *stem, *ms = NULL;
+	size_t nov;
+
+	if (!pyval_truthy(ov))
+		ov = NULL;
+	nov = json_array_size(ov);
+	if (json_is_null(cas))
+		cas = NULL;
+	if (!cas && cassettes) {
+		stem = mocks_cassette_stem(tool, why);
+		if (!stem)
+			return LF_EINVAL_JSON;
+		file = json_object_get(cassettes, stem);
+		free(stem);
+	}
+	if (pyval_truthy(json_object_get(rule, "mock_source"))) {
+		char *p;
+
+		ms = pyval_str(json_object_get(rule, "mock_source"));
+		if (!ms)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		p = ms;
+		while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+			p++;
+		memmove(ms, p, strlen(p) + 1);
+		for (p = ms + strlen(ms);
+		     p > ms &&
+		     (p[-1] == ' ' || (p[-1] >= '\t' && p[-1] <= '\r'));)
+			*--p = '\0';
+		for (p = ms; *p; p++)
+			if (*p >= 'A' && *p <= 'Z')
+				*p = (char)(*p - 'A' + 'a');
+		if (!strcmp(ms, "inline") || !strcmp(ms, "replay") ||
+		    !strcmp(ms, "override"))
+			declared = ms;
+	}
+	out->source = nov ? "override"
+		      : declared
+			      ? (strcmp(declared, "inline") == 0   ? "inline"
+				 : strcmp(declared, "replay") == 0 ? "replay"
+								   : "override")
+		      : (cas || file) ? "replay"
+				      : "inline";
+	free(ms);
+	if (strcmp(out->source, "inline")) {
+		json_t *ok = NULL;
+
+		base = cas ? cas : file;
+		if (!base) {
+			/* No recording: the authored payload, else ok. */
+			base = inline_payload(rule);
+			if (!base)
+				base = ok = json_pack("{s:s}", "status", "ok");
+			out->source = nov ? "override" : "inline";
+		}
+		out->returned = !base ? NULL
+				: nov ? mocks_apply_overrides(base, ov, why)
+				      : json_deep_copy(base);
+		json_decref(ok);
+		if (!out->returned)
+			return why->msg[0] ? LF_EINVAL_JSON
+					   : lf_fail(why, LF_NOMEM,
+						     "out of memory");
+		out->replay = json_pack("{s:s, s:I}", "source",
+					cas ? "inline" : "cassette_file",
+					"overrides", (json_int_t)nov);
+		return out->replay ? LF_OK
+				   : lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	base = inline_payload(rule);
+	if (base && !json_is_null(base))
+		out->returned = json_deep_copy(base);
+	else
+		out->returned = json_pack(
+			"{s:s, s:o}", "status", "ok", "note",
+			json_sprintf("No mock payload configured for %s; "
+				     "sandbox returned a placeholder.",
+				     tool));
+	return out->returned ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
 }
 
 enum lf_err mocks_resolve_fit(const struct mocks *lib, struct mocks_state *st,
 			      const char *case_id, const char *tool,
 			      const json_t *args, const json_t *policy_rule,
+			      const json_t *policy_cassettes,
 			      const struct mocks_fit *fit,
 			      struct mock_result *out, struct lf_why *why)
 {
+	struct mocks_state *scratch = NULL;
 	struct mocks_fit *own = NULL;
 	struct pattern_budget b;
 	enum lf_err e;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
+	why->msg[0] = '\0';
 	out->mock_rule = -1;
 	out->step = -1;
 	if (!tool)
@@ -345,12 +584,25 @@ enum lf_err mocks_resolve_fit(const struct mocks *lib, struct mocks_state *st,
 		fit = own;
 	}
 	for (i = 0; lib && i < lib->n && i < fit->n; i++) {
-		if (fit->fits[i] && state_fits(lib->order[i], st)) {
-			e = serve_rule(lib->order[i], st, tool, out, why);
+		if (fit->fits[i] == 2) {
+			e = lf_fail(why, LF_EINVAL_JSON, "%s", fit->error);
 			goto out;
 		}
+		if (!fit->fits[i] || !state_fits(lib->order[i], st))
+			continue;
+		/* No state given (a dry run): a fresh one, then dropped. */
+		if (!st && !(st = scratch = mocks_state_new())) {
+			e = lf_fail(why, LF_NOMEM, "out of memory");
+			goto out;
+		}
+		e = serve_rule(lib, lib->order[i], st, tool, out, why);
+		if (scratch) {
+			out->scenario_state = NULL;
+			mocks_state_free(scratch);
+		}
+		goto out;
 	}
-	e = fallback(tool, policy_rule, out, why);
+	e = policy_payload(tool, policy_rule, policy_cassettes, out, why);
 out:
 	mocks_fit_free(own);
 	return e;
@@ -359,10 +611,48 @@ out:
 enum lf_err mocks_resolve(const struct mocks *lib, struct mocks_state *st,
 			  const char *case_id, const char *tool,
 			  const json_t *args, const json_t *policy_rule,
+			  const json_t *policy_cassettes,
 			  struct mock_result *out, struct lf_why *why)
 {
 	return mocks_resolve_fit(lib, st, case_id, tool, args, policy_rule,
-				 NULL, out, why);
+				 policy_cassettes, NULL, out, why);
+}
+
+enum lf_err mocks_state_replay(const struct mocks *lib, struct mocks_state *st,
+			       const char *tool, int rule,
+			       const char *state_after, struct lf_why *why)
+{
+	const struct mrule *r;
+	json_int_t cur;
+	char *key;
+
+	if (!lib || !st || !tool || rule < 0 || (size_t)rule >= lib->n)
+		return LF_OK;
+	r = &lib->rules[rule];
+	if (r->backend != BK_SCENARIO)
+		return LF_OK;
+	key = cursor_key(r, tool);
+	if (!key)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	cur = json_integer_value(json_object_get(st->cursors, key));
+	if (json_object_set_new(st->cursors, key,
+				json_integer(cur < INT_MAX ? cur + 1 : cur))) {
+		free(key);
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	free(key);
+	if (state_after && json_object_set_new(st->states, r->scenario,
+					       json_string(state_after)))
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	return LF_OK;
+}
+
+void mocks_result_clear(struct mock_result *r)
+{
+	json_decref(r->returned);
+	json_decref(r->replay);
+	r->returned = NULL;
+	r->replay = NULL;
 }
 
 /* ---- coverage ------------------------------------------------------ */
@@ -379,7 +669,7 @@ static bool has_own_payload(const json_t *rule)
 static bool unconditional(const struct mrule *r)
 {
 	return (!r->case_id || !strcmp(r->case_id, "*")) && !r->nconds &&
-	       !r->when_state;
+	       !(r->backend == BK_SCENARIO && r->when_state);
 }
 
 /*
@@ -442,37 +732,4 @@ json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib)
 	    !covered("*", lib))
 		json_array_append_new(out, json_string("default '*'"));
 	return out;
-}
-
-/* ---- restart ------------------------------------------------------- */
-
-enum lf_err mocks_state_replay(const struct mocks *lib, struct mocks_state *st,
-			       const char *tool, int rule,
-			       const char *state_after, struct lf_why *why)
-{
-	const struct mrule *r;
-	json_int_t cur;
-	char *key;
-
-	if (!lib || !st || !tool || rule < 0 || (size_t)rule >= lib->n)
-		return LF_OK;
-	r = &lib->rules[rule];
-	if (r->nsteps) {
-		key = cursor_key(r, tool);
-		if (!key)
-			return lf_fail(why, LF_NOMEM, "out of memory");
-		cur = json_integer_value(json_object_get(st->cursors, key));
-		if (cur < INT_MAX &&
-		    json_object_set_new(st->cursors, key,
-					json_integer(cur + 1))) {
-			free(key);
-			return lf_fail(why, LF_NOMEM, "out of memory");
-		}
-		free(key);
-	}
-	if (r->scenario && state_after &&
-	    json_object_set_new(st->states, r->scenario,
-				json_string(state_after)))
-		return lf_fail(why, LF_NOMEM, "out of memory");
-	return LF_OK;
 }

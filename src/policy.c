@@ -13,18 +13,19 @@
 
 #include "mocks.h"
 #include "mocks_json.h"
+#include "pyval.h"
 
 struct prule {
 	const char *match;
-	const char *label; /* name when given, else match */
-	const char *note;
+	const char *label; /* match, or "<default>" */
+	char *note;	   /* str(note), "" when absent */
 	enum lf_mode mode;
 	const json_t *obj; /* borrowed from the policy's document */
 };
 
 struct policy {
-	json_t *doc;	 /* own reference */
-	json_t *def_obj; /* own reference: the default as an object, or NULL */
+	json_t *doc;		 /* own reference */
+	const json_t *cassettes; /* recordings by stem, or NULL: no folder */
 	struct prule *rules;
 	size_t n;
 	struct prule def;
@@ -97,12 +98,15 @@ int policy_parse_mode(const char *spelling, enum lf_mode *mode)
 }
 
 static const char *const rule_keys[] = {
-	"match",  "mode",   "name",	"note",	     "description", "mock",
-	"poison", "inject", "cassette", "overrides", NULL,
+	"match",       "mode",	 "name",   "note",     "description",
+	"mock",	       "poison", "inject", "cassette", "overrides",
+	"mock_source", "flag",	 "audit",  NULL,
 };
+/* The default's payload keys are accepted and, as in ASSERT, unused. */
 static const char *const default_keys[] = {
-	"mode",	  "note",     "description", "mock", "poison",
-	"inject", "cassette", "overrides",   NULL,
+	"mode",	  "note",     "description", "mock",	    "poison",
+	"inject", "cassette", "overrides",   "mock_source", "flag",
+	"audit",  "name",     NULL,
 };
 
 /* Optional string member; -1 when present and not a string. */
@@ -119,6 +123,30 @@ static int opt_string(const json_t *obj, const char *key, const char **out)
 	return 0;
 }
 
+/* ASSERT reads overrides as list(rule.get("overrides") or []). */
+static enum lf_err check_overrides(const json_t *v, const char *at,
+				   struct lf_why *why)
+{
+	const json_t *o;
+	size_t i;
+
+	if (!pyval_truthy(v))
+		return LF_OK;
+	if (!json_is_array(v))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "%s.overrides: must be a list", at);
+	json_array_foreach(v, i, o)
+	{
+		if (!json_is_object(o) || !json_object_get(o, "path") ||
+		    !json_object_get(o, "value"))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s.overrides[%zu]: needs a path and a "
+				       "value",
+				       at, i);
+	}
+	return LF_OK;
+}
+
 /*
  * Validate one interaction (or the default, where keys differs) and fill
  * r.  at is "interactions[N]" or "default" for the reasons.
@@ -129,8 +157,6 @@ static enum lf_err load_rule(const json_t *obj, const char *at, bool is_def,
 	const char *const *keys = is_def ? default_keys : rule_keys;
 	const char *mode = NULL, *problem, *desc;
 	const json_t *v;
-	json_t *applied;
-	int payloads = 0;
 	enum lf_err rc;
 
 	rc = mocks_check_keys(obj, keys, at, why);
@@ -147,81 +173,72 @@ static enum lf_err load_rule(const json_t *obj, const char *at, bool is_def,
 			return lf_fail(why, LF_EINVAL_DOC,
 				       "%s.match: %s: '%.60s'", at, problem,
 				       r->match);
-		if (opt_string(obj, "name", &r->label) ||
-		    (r->label && !*r->label))
-			return lf_fail(why, LF_EINVAL_DOC,
-				       "%s.name: must be a non-empty string",
-				       at);
-		if (!r->label)
-			r->label = r->match;
+		/* ASSERT shows match, never name, in matched and reason. */
+		r->label = r->match;
 	} else {
 		r->match = NULL;
 		r->label = "<default>";
 	}
-	if (opt_string(obj, "mode", &mode) || !mode)
-		return lf_fail(why, LF_EINVAL_DOC,
-			       "%s.mode: required, a string", at);
-	if (policy_parse_mode(mode, &r->mode))
+	/* ASSERT: rule.get("mode", "block"). */
+	if (opt_string(obj, "mode", &mode))
+		return lf_fail(why, LF_EINVAL_DOC, "%s.mode: must be a string",
+			       at);
+	if (!mode)
+		r->mode = LF_MODE_BLOCK;
+	else if (policy_parse_mode(mode, &r->mode))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "%s.mode: unknown mode '%.60s'", at, mode);
-	if (opt_string(obj, "note", &r->note))
-		return lf_fail(why, LF_EINVAL_DOC, "%s.note: must be a string",
+	/* ASSERT: str(rule.get("note", "")), so a null note reads "None". */
+	v = json_object_get(obj, "note");
+	if (json_is_object(v) || json_is_array(v))
+		return lf_fail(why, LF_EINVAL_DOC, "%s.note: must be a scalar",
 			       at);
+	r->note = v ? pyval_str(v) : strdup("");
+	if (!r->note)
+		return lf_fail(why, LF_NOMEM, "out of memory");
 	if (opt_string(obj, "description", &desc))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "%s.description: must be a string", at);
-	payloads = !!json_object_get(obj, "mock") +
-		   !!json_object_get(obj, "poison") +
-		   !!json_object_get(obj, "inject");
-	if (payloads > 1)
-		return lf_fail(why, LF_EINVAL_DOC,
-			       "%s: at most one of mock, poison, inject", at);
-	v = json_object_get(obj, "overrides");
-	if (v) {
-		struct lf_why inner;
-
-		if (!json_object_get(obj, "cassette"))
-			return lf_fail(why, LF_EINVAL_DOC,
-				       "%s.overrides: only with a cassette",
-				       at);
-		/* Applied once here so a path that does not resolve is refused. */
-		applied = mocks_apply_overrides(
-			json_object_get(obj, "cassette"), v, &inner);
-		if (!applied)
-			return lf_fail(why, LF_EINVAL_DOC, "%s.%s", at,
-				       inner.msg);
-		json_decref(applied);
-	}
-	r->obj = obj;
+	rc = check_overrides(json_object_get(obj, "overrides"), at, why);
+	if (rc != LF_OK)
+		return rc;
+	r->obj = is_def ? NULL : obj;
 	return LF_OK;
 }
 
 static enum lf_err load_default(struct policy *p, const json_t *d,
 				struct lf_why *why)
 {
-	enum lf_err rc;
-
-	if (json_is_string(d)) {
-		/* A bare mode: the decision's rule is still an object. */
-		p->def_obj = json_pack("{s:O}", "mode", d);
-		if (!p->def_obj)
-			return lf_fail(why, LF_NOMEM, "out of memory");
-	} else if (d && !json_is_null(d)) {
-		p->def_obj = json_incref((json_t *)d);
-	} else {
+	if (json_is_string(d) && json_string_length(d)) {
+		/* A bare mode (a ledgerfs extension): no note. */
+		if (policy_parse_mode(json_string_value(d), &p->def.mode))
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "default: unknown mode '%.60s'",
+				       json_string_value(d));
+		p->def.label = "<default>";
+		p->def.note = strdup("");
+		return p->def.note ? LF_OK
+				   : lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	if (!pyval_truthy(d)) {
+		/* ASSERT: data.get("default") or {block, "deny unknown tool"} */
 		p->def.mode = LF_MODE_BLOCK;
 		p->def.label = "<default>";
-		return LF_OK;
+		p->def.note = strdup("deny unknown tool");
+		return p->def.note ? LF_OK
+				   : lf_fail(why, LF_NOMEM, "out of memory");
 	}
-	rc = load_rule(p->def_obj, "default", true, &p->def, why);
-	return rc;
+	if (!json_is_object(d))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "default: must be a mapping");
+	return load_rule(d, "default", true, &p->def, why);
 }
 
 enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
 {
 	static const char *const top_keys[] = {
-		"interactions", "default",     "version",
-		"name",		"description", NULL,
+		"interactions", "default",   "version", "name",
+		"description",	"cassettes", NULL,
 	};
 	struct policy *p = NULL;
 	const json_t *list, *v;
@@ -236,7 +253,7 @@ enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
 			       "policy: the document must be a mapping");
 	json_object_foreach(doc, k, v)
 	{
-		if (!strcmp(k, "cassette_dir") || !strcmp(k, "cassette_file"))
+		if (!strcmp(k, "cassette_dir"))
 			return lf_fail(
 				why, LF_EINVAL_DOC,
 				"%s: %s must be resolved by ledgerctl before loading",
@@ -246,7 +263,9 @@ enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
 				       "unknown top-level key '%.60s'", k);
 	}
 	list = json_object_get(doc, "interactions");
-	if (list && !json_is_array(list) && !json_is_null(list))
+	if (!pyval_truthy(list))
+		list = NULL;
+	if (list && !json_is_array(list))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "interactions: must be a list");
 	v = json_object_get(doc, "name");
@@ -256,9 +275,14 @@ enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
 	if (v && !json_is_string(v))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "description: must be a string");
+	v = json_object_get(doc, "cassettes");
+	if (v && !json_is_object(v))
+		return lf_fail(why, LF_EINVAL_DOC,
+			       "cassettes: must be a mapping");
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return lf_fail(why, LF_NOMEM, "out of memory");
+	p->cassettes = v;
 	p->n = json_array_size(list);
 	p->rules = calloc(p->n ? p->n : 1, sizeof(*p->rules));
 	if (!p->rules) {
@@ -285,10 +309,14 @@ fail:
 
 void policy_free(struct policy *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
 	json_decref(p->doc);
-	json_decref(p->def_obj);
+	for (i = 0; p->rules && i < p->n; i++)
+		free(p->rules[i].note);
+	free(p->def.note);
 	free(p->rules);
 	free(p);
 }
@@ -307,6 +335,7 @@ void policy_decide(const struct policy *p, const char *tool,
 		[LF_MODE_BLOCK] = "blocked",
 	};
 	const struct prule *r = NULL;
+	char *quoted;
 	size_t i;
 
 	for (i = 0; p && i < p->n; i++) {
@@ -316,28 +345,39 @@ void policy_decide(const struct policy *p, const char *tool,
 		}
 	}
 	memset(out, 0, sizeof(*out));
-	if (r) {
+	if (r && strcmp(r->label, "<default>")) {
 		out->mode = r->mode;
 		out->rule_index = (int)i;
 		out->matched = r->label;
 		out->note = r->note;
 		out->rule = r->obj;
+		/* ASSERT writes the rule with Python's repr(). */
+		quoted = pyval_repr_text(r->label);
 		snprintf(out->reason, sizeof(out->reason),
-			 "%s by mediation policy rule '%s'", verbs[r->mode],
-			 r->label);
+			 "%s by mediation policy rule %s", verbs[r->mode],
+			 quoted ? quoted : r->label);
+		free(quoted);
 		return;
 	}
-	out->rule_index = -1;
-	out->matched = "<default>";
-	if (p && p->def_obj) {
-		out->mode = p->def.mode;
-		out->note = p->def.note;
-		out->rule = p->def_obj;
+	if (r) {
+		/* A rule matched as "<default>" reads as the default. */
+		out->mode = r->mode;
+		out->rule_index = (int)i;
+		out->note = r->note;
+		out->rule = r->obj;
 	} else {
-		out->mode = LF_MODE_BLOCK;
+		out->rule_index = -1;
+		out->mode = p ? p->def.mode : LF_MODE_BLOCK;
+		out->note = p ? p->def.note : "deny unknown tool";
 	}
+	out->matched = "<default>";
 	snprintf(out->reason, sizeof(out->reason),
 		 "%s by default mediation policy", verbs[out->mode]);
+}
+
+const json_t *policy_cassettes(const struct policy *p)
+{
+	return p ? p->cassettes : NULL;
 }
 
 json_t *policy_block_payload(const char *tool)

@@ -48,15 +48,21 @@ const json_t *policy_doc(const struct policy *p);
 struct policy_decision {
 	enum lf_mode mode;
 	int rule_index;	     /* index in interactions, -1 for the default */
-	const char *matched; /* the rule's name or match, or "<default>" */
-	const char *note;    /* the rule's note, or NULL */
-	const json_t *rule;  /* borrowed */
-	char reason[320];    /* "allowed by mediation policy rule 'X'" ... */
+	const char *matched; /* the rule's match, or "<default>" */
+	const char *note;    /* str() of the rule's note, "" when none */
+	const json_t *rule;  /* the interaction, NULL for the default */
+	char reason[1200];   /* "allowed by mediation policy rule 'X'" ... */
 };
 
 /* First rule whose match fits wins; no rule: the default (block if absent). */
 void policy_decide(const struct policy *p, const char *tool,
 		   struct policy_decision *out);
+
+/*
+ * The recordings of the policy's cassette folder, by stem (borrowed), or
+ * NULL when it has none (ledgerctl adds them as `cassettes`).
+ */
+const json_t *policy_cassettes(const struct policy *p);
 
 /*
  * The block payload {"status":"blocked","message":"Tool T was blocked by

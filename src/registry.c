@@ -168,7 +168,7 @@ static enum lf_err registry_load_all(struct registry *r,
 	for (i = 0; i < n; i++) {
 		if (job.reasons[i] && warn)
 			warn(names[i], job.reasons[i]);
-		/* Loaded failed is still listed (ledgerfs(8)). */
+		/* Loaded failed is still listed (ledgerfs(8), FAILURE). */
 		if (!job.cases[i] || e != LF_OK)
 			continue;
 		if (registry_add(r, job.cases[i])) {

@@ -3,9 +3,9 @@
  * and registrations (DESIGN 3 and 5).  One linear scan bounds size, NUL
  * bytes, UTF-8 and nesting before jansson builds anything.
  *
- * Tool names are 1-256 bytes of [A-Za-z0-9_.:/@-]: enough for plain names,
- * namespaced ones ("mcp:server/tool", "pkg.tool@v2") and nothing that is
- * a wildcard, a space, a quote or a control character.
+ * Tool names are what ASSERT takes (ledgerfs(8) PROTOCOL): 1-256 bytes of
+ * UTF-8 without control characters, not only blanks.  They never name a
+ * file; policy patterns match them as text.
  */
 #include "request.h"
 
@@ -291,9 +291,7 @@ static enum lf_err check_keys(json_t *obj, const char *const *allowed,
 
 static bool tool_char(unsigned char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
-	       c == '/' || c == '@' || c == '-';
+	return c >= 0x20 && c != 0x7f;
 }
 
 static bool hex_char(unsigned char c)
@@ -407,6 +405,7 @@ enum lf_err request_parse_call(const char *line, size_t len, size_t max_line,
 			       struct request_call *out, struct lf_why *why)
 {
 	json_t *obj = NULL, *args;
+	const char *p;
 	enum lf_err rc;
 
 	memset(out, 0, sizeof(*out));
@@ -420,9 +419,25 @@ enum lf_err request_parse_call(const char *line, size_t len, size_t max_line,
 	if (rc)
 		goto out;
 	rc = get_word(obj, "tool", REQUEST_TOOL_MAX, tool_char,
-		      "1-256 bytes of [A-Za-z0-9_.:/@-]", out->tool, why);
+		      "1-256 bytes without control characters", out->tool, why);
 	if (rc)
 		goto out;
+	for (p = out->tool; (p = strchr(p, '\xc2')); p++) {
+		/* U+0080..U+009F, the C1 controls, are control characters too. */
+		if ((unsigned char)p[1] >= 0x80 &&
+		    (unsigned char)p[1] <= 0x9f) {
+			rc = lf_fail(why, LF_EINVAL_JSON,
+				     "tool must be 1-256 bytes without control "
+				     "characters");
+			goto out;
+		}
+	}
+	if (!out->tool[strspn(out->tool, " ")]) {
+		/* ASSERT strips the name and refuses what is left empty. */
+		rc = lf_fail(why, LF_EINVAL_JSON,
+			     "tool must not be only blanks");
+		goto out;
+	}
 	args = json_object_get(obj, "args");
 	if (!args) {
 		out->args = json_object();
@@ -449,7 +464,8 @@ enum lf_err request_parse_result(const char *line, size_t len, size_t max_line,
 	enum lf_err rc;
 
 	memset(out, 0, sizeof(*out));
-	out->real_executed = true;
+	/* ASSERT: a completion that does not claim execution did not execute. */
+	out->real_executed = false;
 	rc = load_object(line, len, max_line, &obj, why);
 	if (rc)
 		goto out;

@@ -259,6 +259,12 @@ char *lfc_reason(const struct lfc *c, char *buf, size_t size)
 	return buf;
 }
 
+int lfc_reply_host_executed(const char *reply)
+{
+	return lfc_reply_mode(reply) == LFC_MODE_PASS &&
+	       strstr(reply, "\"result_source\":\"host_executed\"") != NULL;
+}
+
 enum lfc_mode lfc_reply_mode(const char *reply)
 {
 	const char *mode = strstr(reply, "\"mode\":\"");

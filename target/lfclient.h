@@ -101,4 +101,13 @@ char *lfc_reason(const struct lfc *c, char *buf, size_t size);
  */
 enum lfc_mode lfc_reply_mode(const char *reply);
 
+/*
+ * True when a pass reply says the host ran the tool itself
+ * ("result_source":"host_executed", ledgerfs(8) PROTOCOL): its result is
+ * in the reply, the target must not run the tool nor write a result.  A
+ * pass reply's own returned value is null otherwise, so the key cannot
+ * come from inside a value.
+ */
+int lfc_reply_host_executed(const char *reply);
+
 #endif

@@ -57,7 +57,9 @@ enum mcp_read mcp_read_line(struct mcp_reader *r, char **line, size_t *len)
 		r->pending = 0;
 	}
 	for (;;) {
-		char *nl = memchr(r->buf + scanned, '\n', r->len - scanned);
+		char *nl = r->len > scanned ? memchr(r->buf + scanned, '\n',
+						     r->len - scanned)
+					    : NULL;
 		ssize_t n;
 
 		if (nl) {

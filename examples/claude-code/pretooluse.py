@@ -65,10 +65,12 @@ def decide(raw):
                         + (run.stderr.strip() or "exit %d" % run.returncode))
     reply = json.loads(run.stdout)
     returned = json.dumps(reply.get("returned"))
+    if reply.get("mode") == "pass" and \
+            reply.get("result_source") == "host_executed":
+        # ledgercall exits 3 for it: the host's result, as for mock.
+        return "deny", ("ledgerfs: the host ran this tool; its result: "
+                        + returned)
     if run.returncode == 0 and reply.get("mode") == "pass":
-        if reply.get("result_source") == "host_executed":
-            return "deny", ("ledgerfs: the host ran this tool; its result: "
-                            + returned)
         return "allow", "ledgerfs: " + str(reply.get("reason", "passed"))
     if run.returncode == 3 and reply.get("mode") == "mock":
         return "deny", ("ledgerfs: the host answered this call instead of "

@@ -41,6 +41,18 @@ static bool all_in(const char *s, const char *set)
 	return s[strspn(s, set)] == '\0';
 }
 
+/* ledgerfs(8) PROTOCOL: no C0, DEL or C1 control, not only blanks. */
+static bool tool_ok(const char *t)
+{
+	const unsigned char *p = (const unsigned char *)t;
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p == 0x7f ||
+		    (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return false;
+	return t[strspn(t, " ")] != '\0';
+}
+
 #define ID_SET                                                                 \
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-"
 
@@ -72,7 +84,7 @@ static enum lf_err run_call(const char *line, size_t len, size_t max_line)
 	}
 	check_id(c.call_id);
 	CHECK(strlen(c.tool) >= 1 && strlen(c.tool) <= REQUEST_TOOL_MAX);
-	CHECK(all_in(c.tool, ID_SET "/@"));
+	CHECK(tool_ok(c.tool));
 	CHECK(json_is_object(c.args));
 	request_call_clear(&c);
 	CHECK(c.args == NULL);

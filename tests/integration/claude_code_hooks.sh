@@ -122,6 +122,21 @@ rule_eq decision "PreToolUse deny" "$(decision)"
 rule_has reason "$(reason)" "could not be mediated"
 rule_end
 
+# A call the host ran itself (ledgerfs(8) PROTOCOL): ledgercall exits 3
+# with a pass reply holding the host's result.  The daemon's reply is
+# stood in for by a ledgercall that prints one.
+cat >"$work/host-ledgercall" <<'EOS'
+#!/bin/sh
+printf '%s\n' '{"call_id":"toolu_01hostexec","sequence":9,"mode":"pass","reason":"run by the host","returned":{"exit":0,"stdout":"ran on host"},"is_error":false,"real_executed":true,"result_source":"host_executed","result_authoritative":true}'
+exit 3
+EOS
+chmod +x "$work/host-ledgercall"
+LEDGERCALL=$work/host-ledgercall hook PreToolUse "$rec/pre_glob.json"
+rule_begin a_host_executed_call_is_denied_with_the_host_result
+rule_eq decision "PreToolUse deny" "$(decision)"
+rule_has reason "$(reason)" '"stdout": "ran on host"'
+rule_end
+
 # No python3 at all: the command itself exits 2, which blocks the call.
 mkdir "$work/bin"
 ln -s "$(command -v sh)" "$work/bin/sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # crash_safe_repair.sh - repair and naming survive a crash (ledgerfs(8),
-# RESTART; ledgerfs-ledger(5), REPAIR).  A torn-tail repair killed at any
+# RESTART; ledgerfs-ledger(5), RECOVERY).  A torn-tail repair killed at any
 # step (laid on disk as the step leaves it: journal with the tail still
 # there, journal after the cut, half a note, note with the journal not yet
 # gone) ends in exactly one `recovered` row naming the original torn

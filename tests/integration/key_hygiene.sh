@@ -1,6 +1,6 @@
 #!/bin/sh
 # key_hygiene.sh - the daemon refuses to start with a host key that
-# someone else could have planted or could replace (ledgerfs(8), KEY):
+# someone else could have planted or could replace (ledgerfs(8), SAFETY CHECKS):
 # the key file and its folders pass the backing folder's ownership and
 # mode rules.  One row per rule: key tree -> start or refuse, and why.
 set -u

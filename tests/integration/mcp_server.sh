@@ -17,6 +17,7 @@ d=$(lf_tdir C)
 mcp() {
 	printf '%s\n' "$@" | timeout 20 "$MCP" --dir="$d" >"$work/out" 2>"$work/err"
 	rc=$?
+	cat "$work/err" >>"$work/all.err"
 }
 # answer ID: the response line with that id
 answer() { grep -F "\"id\":$1," "$work/out"; }
@@ -79,6 +80,10 @@ rule_begin stdout_carries_json_rpc_alone
 rule_eq "non-JSON-RPC lines" 0 "$(grep -vc '^{"jsonrpc":"2.0",' "$work/out")"
 rule_end
 
+printf '%s\n' '{"jsonrpc":"2.0","id":50,"method":"tools/list"}' |
+	timeout 20 "$MCP" --dir "$d" >"$work/out" 2>>"$work/all.err"
+assert_contains the_dir_option_takes_its_value_in_the_next_word_too "$(answer 50)" '"name":"resume_line"'
+
 echo close >"$(lf_cdir C)/ctl"
 mcp '{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"send_a"}}'
 assert_contains a_call_the_view_refuses_is_a_tool_error_naming_errno_and_reason "$(answer 30)" '"text":"ledgerfs refused the call: Broken pipe: EPIPE'
@@ -90,4 +95,7 @@ rule_eq status 1 "$rc"
 rule_has stderr "$(cat "$work/err")" "ledgerfs-mcp: downstream /nonexistent/server"
 rule_eq stdout "" "$(cat "$work/out")"
 rule_end
+# A sanitizer build of the server must have reported nothing either.
+assert_eq the_server_has_no_sanitizer_report "" \
+	"$(grep -hE 'runtime error|AddressSanitizer|LeakSanitizer' "$work/all.err" "$work/err")"
 lf_finish

@@ -4,6 +4,9 @@
 # Sourced after lib.sh.
 
 RELAY=$top_builddir/ledgerfs-relay
+
+# No request of a test waits more than 30 s.
+curl() { command curl --max-time 30 "$@"; }
 RELAY_TOKEN=relay-test-token-0123456789
 
 relay_require() {
@@ -42,9 +45,19 @@ relay_start() {
 	done
 }
 
-# relay_stop: TERM, and the relay must exit 0 by itself.
+# relay_stop: TERM; the relay's exit status, 124 when it had to be killed.
 relay_stop() {
 	kill -TERM "$relay_pid" 2>/dev/null
+	_i=0
+	while kill -0 "$relay_pid" 2>/dev/null && [ $_i -lt 200 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	if kill -0 "$relay_pid" 2>/dev/null; then
+		kill -9 "$relay_pid"
+		wait "$relay_pid" 2>/dev/null
+		return 124
+	fi
 	wait "$relay_pid"
 }
 

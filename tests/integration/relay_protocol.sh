@@ -117,6 +117,23 @@ rule_eq "other port" 403 "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: 127
 rule_eq localhost 200 "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: localhost:$relay_port" "$relay_url/health")"
 rule_end
 
+rule_begin concurrent_calls_are_each_answered_and_recorded
+before=$(rows)
+cpids=
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+	timeout 30 curl -s -o "$work/cc.$i" -w '%{http_code}' -X POST \
+		-H "Authorization: Bearer $RELAY_TOKEN" \
+		--data-binary "$(call "cc$i" lookup_c "{\"i\":$i}")" \
+		"$relay_url/mediate" >"$work/cc.$i.code" &
+	cpids="$cpids $!"
+done
+for p in $cpids; do wait "$p"; done
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+	rule_eq "cc$i" '200 "pass"' "$(cat "$work/cc.$i.code") $(jq -c .decision.mode "$work/cc.$i")"
+done
+rule_eq "rows" $((before + 16)) "$(rows)"
+rule_end
+
 assert_eq it_prints_nothing_on_success "" "$(cat "$work/relay.out" "$work/relay.err")"
 relay_stop
 assert_eq it_exits_0_on_term 0 $?
@@ -136,8 +153,8 @@ r=$(curl -s --unix-socket "$sock" -X POST -H "Authorization: Bearer $RELAY_TOKEN
 	--data-binary "$(call u1 lookup_a)" http://relay/mediate)
 rule_eq mode '"pass"' "$(printf '%s' "$r" | jq -c .decision.mode)"
 rule_end
-kill -TERM $upid
-wait $upid
+relay_pid=$upid
+relay_stop
 assert_eq the_unix_socket_is_removed_at_exit no "$([ -e "$sock" ] && echo yes || echo no)"
 
 refuse() { # NAME WANT-STATUS NEEDLE ARGS...: the relay refuses to start

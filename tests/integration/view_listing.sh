@@ -82,7 +82,7 @@ assert_eq replies_file_holds_the_reply_to_that_call "$r_aa" "$(cat "$(lf_tdir C)
 assert_eq reply_file_holds_the_latest_reply "$r_mm" "$(cat "$(lf_tdir C)/reply")"
 rule_begin reply_has_the_documented_fields
 rule_has pass "$r_zz" '{"call_id":"zz","sequence":1,"mode":"pass","real_executed":false,"flagged":false,"reason":"allowed by mediation policy rule '"'lookup_*'"'","decision_reason":"allowed by mediation policy rule '"'lookup_*'"'","matched":"lookup_*","returned":null,"is_error":false,"result_source":"target_reported","result_authoritative":false}'
-rule_has block "$r_mm" '"matched":"delete_*","returned":{"status":"blocked","message":"Tool delete_a was blocked by sandbox mediation policy."},"is_error":true,"result_source":"host_mediator","result_authoritative":true}'
+rule_has block "$r_mm" '"matched":"delete_*","returned":{"message":"Tool delete_a was blocked by sandbox mediation policy.","status":"blocked"},"is_error":true,"result_source":"host_mediator","result_authoritative":true}'
 rule_end
 
 # request opened O_RDWR reads back exactly its own replies, in order

@@ -309,7 +309,7 @@ Test(case_rules, decision_rows_record_mock_provenance_and_policy_note)
 		{"policy_note", "absent"},
 	};
 	static const char *const placeholder[][2] = {
-		{"mock_source", "\"placeholder\""},
+		{"mock_source", "\"inline\""},
 		{"mock_rule", "null"},
 		{"returned",
 		 "{\"note\":\"No mock payload configured for ping; sandbox "
@@ -369,14 +369,14 @@ Test(case_rules, reply_shapes_follow_the_protocol)
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"real_executed\":false,\"flagged\":false,\"reason\":\"allowed by mediation policy rule 'lookups'\",\"decision_reason\":\"allowed by mediation policy rule 'lookups'\",\"matched\":\"lookups\",\"returned\":null,\"is_error\":false,\"result_source\":\"target_reported\",\"result_authoritative\":false}\n");
+		"{\"call_id\":\"c1\",\"sequence\":1,\"mode\":\"pass\",\"real_executed\":false,\"flagged\":false,\"reason\":\"allowed by mediation policy rule 'lookup_*'\",\"decision_reason\":\"allowed by mediation policy rule 'lookup_*'\",\"matched\":\"lookup_*\",\"returned\":null,\"is_error\":false,\"result_source\":\"target_reported\",\"result_authoritative\":false}\n");
 	free(r);
 	cr_assert_eq(
 		call(c, "{\"call_id\":\"c3\",\"tool\":\"delete_account\"}", &r),
 		LF_OK);
 	cr_assert_str_eq(
 		r,
-		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"real_executed\":false,\"flagged\":true,\"reason\":\"blocked by default mediation policy\",\"decision_reason\":\"blocked by default mediation policy\",\"matched\":\"<default>\",\"returned\":{\"status\":\"blocked\",\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
+		"{\"call_id\":\"c3\",\"sequence\":2,\"mode\":\"block\",\"real_executed\":false,\"flagged\":true,\"reason\":\"blocked by default mediation policy\",\"decision_reason\":\"blocked by default mediation policy\",\"matched\":\"<default>\",\"returned\":{\"message\":\"Tool delete_account was blocked by sandbox mediation policy.\",\"status\":\"blocked\"},\"is_error\":true,\"result_source\":\"host_mediator\",\"result_authoritative\":true}\n");
 	free(r);
 	case_free(c);
 }
@@ -636,4 +636,50 @@ Test(case_rules, bad_case_names_are_refused)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		cr_assert_eq(case_create(backing, key, names[i], &l, &c, &why),
 			     LF_BAD_NAME, "%s", names[i]);
+}
+
+/* ASSERT answers HTTP 400 and records nothing; here: refused, recorded. */
+Test(case_rules, matcher_error_is_refused_recorded_and_leaves_the_id_unused)
+{
+	static const char *pol =
+		"interactions:\n  - {match: credit, mode: mock}\n";
+	static const char *mk =
+		"mocks:\n  - {tool: credit, when: {amount: {gt: 100}}, error: "
+		"{code: LIMIT}}\n  - {tool: credit, response: {status: ok}}\n";
+	struct case_limits l = lim(0, 0);
+	struct lf_case *c;
+	struct lf_why why;
+	char tok[CHAIN_HEX_LEN + 1], line[256], *r = NULL, *err;
+	unsigned long long before;
+	enum lf_err code;
+
+	cr_assert_eq(case_create(backing, key, "M", &l, &c, &why), LF_OK);
+	cr_assert_eq(case_set_policy(c, pol, strlen(pol), &why), LF_OK);
+	cr_assert_eq(case_set_mocks(c, mk, strlen(mk), &why), LF_OK, "%s",
+		     why.msg);
+	case_token(c, tok);
+	snprintf(line, sizeof(line), "{\"case_id\":\"M\",\"token\":\"%s\"}",
+		 tok);
+	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK);
+	before = rows(c);
+	cr_assert_eq(
+		call(c,
+		     "{\"call_id\":\"k\",\"tool\":\"credit\",\"args\":{\"amount\":\"lots\"}}",
+		     &r),
+		LF_EINVAL_JSON);
+	cr_assert_null(r);
+	cr_assert_eq(rows(c), before + 1);
+	err = case_error_text(c, &code);
+	cr_assert_str_eq(err, "request: operator 'gt' needs numeric operands, "
+			      "got 'lots' and 100");
+	free(err);
+	/* The id is still free, the sequence still 1. */
+	cr_assert_eq(
+		call(c,
+		     "{\"call_id\":\"k\",\"tool\":\"credit\",\"args\":{\"amount\":5}}",
+		     &r),
+		LF_OK);
+	cr_assert(strstr(r, "\"sequence\":1,"), "%s", r);
+	free(r);
+	case_free(c);
 }

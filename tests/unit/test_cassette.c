@@ -62,7 +62,7 @@ static json_t *inline_text(const char *text, struct lf_why *why)
 
 	cr_assert_not_null(doc, "%s", why->msg);
 	snprintf(path, sizeof(path), "%s/doc.yaml", tmp);
-	out = cassette_inline(doc, path, why);
+	out = cassette_inline(doc, path, NULL, why);
 	json_decref(doc);
 	return out;
 }
@@ -79,7 +79,7 @@ Test(cassette, cassette_file_is_inlined_from_the_document_folder)
 
 	cr_assert_not_null(doc, "%s", why.msg);
 	out = cassette_inline(doc, TEST_DATA "/policy/with_file.policy.yaml",
-			      &why);
+			      NULL, &why);
 	cr_assert_not_null(out, "%s", why.msg);
 	cr_assert_null(json_object_get(out, "cassette_dir"));
 	rule = json_array_get(json_object_get(out, "interactions"), 4);
@@ -94,143 +94,123 @@ Test(cassette, cassette_file_is_inlined_from_the_document_folder)
 	json_decref(want);
 }
 
-Test(cassette, mocks_rules_steps_and_default_are_inlined, .init = scratch,
-     .fini = cleanup)
+/* Inline text, then load it as mocks; NULL with why when refused. */
+static struct mocks *mocks_of(const char *text, struct lf_why *why)
+{
+	json_t *out = inline_text(text, why);
+	struct mocks *m = NULL;
+
+	if (out && mocks_load(out, &m, why) != LF_OK)
+		m = NULL;
+	json_decref(out);
+	return m;
+}
+
+Test(cassette, the_folder_is_added_whole_and_names_take_no_json,
+     .init = scratch, .fini = cleanup)
 {
 	struct lf_why why = {{0}};
 	json_t *out = inline_text(
-		"cassette_dir: cassettes\nversion: 1\nmocks:\n"
-		"  - {tool: a, cassette_file: ts.json, overrides: [{path: t.1, value: 9}]}\n"
-		"  - {tool: b, responses: [{response: 1}, {cassette_file: ts.json}]}\n",
+		"cassette_dir: ./cassettes\nversion: 1\nmocks:\n"
+		"  - {tool: a, cassette_file: ts, overrides: [{path: t.1, value: 9}]}\n"
+		"  - {tool: ts, backend: replay}\n",
 		&why);
 	struct mocks *m = NULL;
+	struct mock_result r;
 	char *s;
 
 	cr_assert_not_null(out, "%s", why.msg);
-	s = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
-	cr_assert_str_eq(
-		s,
-		"{\"mocks\":[{\"cassette\":{\"t\":[1,2]},\"overrides\":[{\"path\":\"t.1\",\"value\":9}],\"tool\":\"a\"},{\"responses\":[{\"response\":1},{\"cassette\":{\"t\":[1,2]}}],\"tool\":\"b\"}],\"version\":1}");
+	s = json_dumps(json_object_get(out, "cassettes"),
+		       JSON_COMPACT | JSON_SORT_KEYS);
+	/* link.json is a symbolic link: not a recording. */
+	cr_assert_str_eq(s, "{\"ts\":{\"t\":[1,2]}}");
 	free(s);
+	cr_assert_null(json_object_get(out, "cassette_dir"));
 	cr_assert_eq(mocks_load(out, &m, &why), LF_OK, "%s", why.msg);
+	cr_assert_eq(
+		mocks_resolve(m, NULL, "c", "a", NULL, NULL, NULL, &r, &why),
+		LF_OK, "%s", why.msg);
+	cr_assert_str_eq(r.source, "override");
+	s = json_dumps(r.returned, JSON_COMPACT);
+	cr_assert_str_eq(s, "{\"t\":[1,9]}");
+	free(s);
+	mocks_result_clear(&r);
+	/* Only overrides or a backend: the recording named after the tool. */
+	cr_assert_eq(
+		mocks_resolve(m, NULL, "c", "ts", NULL, NULL, NULL, &r, &why),
+		LF_OK, "%s", why.msg);
+	cr_assert_str_eq(r.source, "replay");
+	mocks_result_clear(&r);
 	mocks_free(m);
-	json_decref(out);
-	out = inline_text("cassette_dir: cassettes\n"
-			  "default: {mode: replay, cassette_file: ts.json}\n",
-			  &why);
-	cr_assert_not_null(out, "%s", why.msg);
-	cr_assert_not_null(
-		json_object_get(json_object_get(out, "default"), "cassette"));
 	json_decref(out);
 }
 
-Test(cassette, names_with_dotdot_slash_or_nul_are_refused_naming_the_rule,
-     .init = scratch, .fini = cleanup)
+Test(cassette, unsafe_names_are_refused_naming_the_rule, .init = scratch,
+     .fini = cleanup)
 {
-	static const char *const names[] = {
-		"../secret.json",    "..",	    "a..b.json",
-		"cassettes/ts.json", "/etc/passwd", "",
-	};
+	static const char *const names[] = {"../secret", "a/b", "a\\\\b", "..",
+					    " "};
 	char text[256];
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct lf_why why = {{0}};
-		json_t *doc, *out;
 
-		snprintf(
-			text, sizeof(text),
-			"{\"interactions\": [{\"match\": \"a\", \"mode\": \"mock\"}, "
-			"{\"match\": \"b\", \"mode\": \"replay\", \"cassette_file\": \"%s\"}]}",
-			names[i]);
-		doc = doc_parse(text, strlen(text), &why);
-		cr_assert_not_null(doc, "%s", why.msg);
-		out = cassette_inline(doc, TEST_DATA "/policy/doc.yaml", &why);
-		cr_assert_null(out, "accepted '%s'", names[i]);
+		snprintf(text, sizeof(text),
+			 "cassette_dir: cassettes\nmocks:\n"
+			 "  - {tool: a, cassette_file: \"%s\"}\n",
+			 names[i]);
+		cr_assert_null(mocks_of(text, &why), "accepted '%s'", names[i]);
 		cr_assert(!strncmp(why.msg,
-				   "interactions[1].cassette_file: ", 31),
+				   "mocks[0].cassette_file: cassette "
+				   "name must be a single safe filename "
+				   "stem, got ",
+				   strlen("mocks[0].cassette_file: cassette "
+					  "name must be a single safe filename "
+					  "stem, got ")),
 			  "%s", why.msg);
-		cr_assert(strstr(why.msg, "plain file name"), "%s", why.msg);
-		json_decref(doc);
-	}
-	{
-		/* A NUL inside the name (YAML and JSON text refuse it already). */
-		struct lf_why why = {{0}};
-		json_t *doc = json_pack("{s:[{s:s, s:s, s:o}]}", "interactions",
-					"match", "a", "mode", "replay",
-					"cassette_file",
-					json_stringn("ts.json\0x", 9));
-		json_t *out = cassette_inline(doc, TEST_DATA "/policy/doc.yaml",
-					      &why);
-
-		cr_assert_null(out);
-		cr_assert(strstr(why.msg, "interactions[0].cassette_file: "),
+		snprintf(text, sizeof(text),
+			 "cassette_dir: cassettes\ninteractions:\n"
+			 "  - {match: b, mode: mock, cassette_file: \"%s\"}\n",
+			 names[i]);
+		cr_assert_null(inline_text(text, &why), "accepted '%s'",
+			       names[i]);
+		cr_assert(!strncmp(why.msg,
+				   "interactions[0].cassette_file: ", 31),
 			  "%s", why.msg);
-		json_decref(doc);
 	}
-}
-
-Test(cassette, symbolic_links_are_refused, .init = scratch, .fini = cleanup)
-{
-	struct lf_why why = {{0}};
-	json_t *out;
-
-	out = inline_text("cassette_dir: cassettes\nmocks:\n"
-			  "  - {tool: a, cassette_file: link.json}\n",
-			  &why);
-	cr_assert_null(out);
-	cr_assert_str_eq(
-		why.msg,
-		"mocks[0].cassette_file: 'link.json' is a symbolic link");
-	out = inline_text("cassette_dir: linkdir\nmocks:\n"
-			  "  - {tool: a, cassette_file: ts.json}\n",
-			  &why);
-	cr_assert_null(out);
-	cr_assert_str_eq(why.msg, "cassette_dir: 'linkdir' is a symbolic link");
-	out = inline_text("cassette_dir: cassettes/..\nmocks:\n"
-			  "  - {tool: a, cassette_file: ts.json}\n",
-			  &why);
-	cr_assert_null(out);
-	cr_assert(strstr(why.msg, "cassette_dir: "), "%s", why.msg);
-	/* A link reached through a later component, an absolute folder. */
-	out = inline_text("cassette_dir: linkdir/.\nmocks:\n"
-			  "  - {tool: a, cassette_file: ts.json}\n",
-			  &why);
-	cr_assert_null(out);
-	cr_assert_str_eq(
-		why.msg,
-		"cassette_dir: must be a folder name without '/', '..' or NUL");
-	out = inline_text("cassette_dir: /etc\nmocks:\n"
-			  "  - {tool: a, cassette_file: hostname}\n",
-			  &why);
-	cr_assert_null(out);
-	cr_assert_str_eq(
-		why.msg,
-		"cassette_dir: must be a folder name without '/', '..' or NUL");
-	/* Without cassette_dir the document's own folder is used. */
-	out = inline_text("mocks:\n  - {tool: a, cassette_file: secret.json}\n",
-			  &why);
-	cr_assert_not_null(out, "%s", why.msg);
-	json_decref(out);
 }
 
 Test(cassette, missing_or_malformed_cassettes_are_refused, .init = scratch,
      .fini = cleanup)
 {
 	struct lf_why why = {{0}};
-	json_t *out;
+	char p[128];
+	FILE *f;
 
-	out = inline_text("mocks:\n  - {tool: a, cassette_file: nope.json}\n",
-			  &why);
-	cr_assert_null(out);
-	cr_assert(strstr(why.msg,
-			 "mocks[0].cassette_file: cannot open 'nope.json'"),
-		  "%s", why.msg);
-	out = inline_text(
-		"mocks:\n  - {tool: a, cassette_file: x.json, cassette: 1}\n",
-		&why);
-	cr_assert_null(out);
-	cr_assert_str_eq(why.msg, "mocks[0]: both cassette and cassette_file");
+	cr_assert_null(mocks_of("cassette_dir: cassettes\nmocks:\n"
+				"  - {tool: a, cassette_file: nope}\n",
+				&why));
+	cr_assert_str_eq(why.msg, "mocks[0]: replay cassette file not found "
+				  "for 'a': 'nope'");
+	cr_assert_null(mocks_of("cassette_dir: cassettes\nmocks:\n"
+				"  - {tool: a, cassette_file: link}\n",
+				&why));
+	cr_assert_str_eq(why.msg, "mocks[0]: replay cassette file not found "
+				  "for 'a': 'link'");
+	cr_assert_null(
+		mocks_of("mocks:\n  - {tool: a, cassette_file: ts}\n", &why));
+	cr_assert_str_eq(why.msg, "mocks[0]: replay mock for 'a' needs a "
+				  "cassette dir or an inline `cassette:`");
+	snprintf(p, sizeof(p), "%s/cassettes/bad.json", tmp);
+	f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fputs("{\"open\": \n", f);
+	fclose(f);
+	cr_assert_null(
+		inline_text("cassette_dir: cassettes\nmocks: []\n", &why));
+	cr_assert(!strncmp(why.msg, "cassette 'bad.json': line ", 26), "%s",
+		  why.msg);
 }
 
 /* ledgerctl validate, its output captured. */
@@ -257,7 +237,7 @@ Test(validate, valid_documents_report_ok_and_uncovered_rules,
 		"/policy/with_file.policy.yaml: interactions[7] 'reset_password' (mode mock): no mock rule covers every call; the others get the placeholder\n");
 }
 
-Test(validate, invalid_document_exits_1_naming_file_and_rule,
+Test(validate, invalid_document_exits_1_naming_file_line_and_key,
      .init = cr_redirect_stderr, .fini = cleanup)
 {
 	char path[128], want[256];
@@ -270,7 +250,26 @@ Test(validate, invalid_document_exits_1_naming_file_and_rule,
 	fclose(f);
 	cr_assert_eq(validate(path, NULL), 1);
 	snprintf(want, sizeof(want),
-		 "%s: interactions[0].mode: unknown mode 'maybe'\n", path);
+		 "%s:2: interactions[0].mode: unknown mode 'maybe'\n", path);
+	cr_assert_stderr_eq_str(want);
+}
+
+Test(validate, an_unknown_key_is_named_at_its_own_line,
+     .init = cr_redirect_stderr, .fini = cleanup)
+{
+	char path[128], want[256];
+	FILE *f;
+
+	scratch();
+	snprintf(path, sizeof(path), "%s/bad.yaml", tmp);
+	f = fopen(path, "w");
+	fputs("interactions:\n  - match: a\n    mode: pass\n"
+	      "  - match: b\n    mode: pass\n    mdoe: pass\n",
+	      f);
+	fclose(f);
+	cr_assert_eq(validate(path, NULL), 1);
+	snprintf(want, sizeof(want),
+		 "%s:6: interactions[1]: unknown key 'mdoe'\n", path);
 	cr_assert_stderr_eq_str(want);
 }
 

@@ -1,6 +1,6 @@
 /*
  * test_ledger_repair.c - torn-tail repair survives a kill at any point
- * (ledgerfs-ledger(5), REPAIR).  Each test lays on disk the state a kill
+ * (ledgerfs-ledger(5), RECOVERY).  Each test lays on disk the state a kill
  * at one step leaves (torn tail, journal, cut, half a note, note) and
  * checks that the next open ends with exactly one `recovered` row that
  * names the original torn bytes, no journal, and a ledger that verifies.

@@ -264,9 +264,14 @@ static const struct row hostile[] = {
 	    LF_EINVAL_JSON, "tool must be"),
 	ROW("tool newline", "{\"call_id\":\"c\",\"tool\":\"a\\nb\"}", P_CALL,
 	    LF_EINVAL_JSON, "tool must be"),
-	ROW("tool space", "{\"call_id\":\"c\",\"tool\":\"a b\"}", P_CALL,
-	    LF_EINVAL_JSON, "tool must be"),
-	ROW("tool wildcard", "{\"call_id\":\"c\",\"tool\":\"a*\"}", P_CALL,
+	ROW("tool space (ASSERT takes any text)",
+	    "{\"call_id\":\"c\",\"tool\":\"a b\"}", P_CALL, LF_OK, NULL),
+	ROW("tool star, quote, UTF-8",
+	    "{\"call_id\":\"c\",\"tool\":\"a*'\\\"\xc3\xbc\"}", P_CALL, LF_OK,
+	    NULL),
+	ROW("tool only blanks", "{\"call_id\":\"c\",\"tool\":\"  \"}", P_CALL,
+	    LF_EINVAL_JSON, "tool must not be only blanks"),
+	ROW("tool DEL", "{\"call_id\":\"c\",\"tool\":\"a\x7f\"}", P_CALL,
 	    LF_EINVAL_JSON, "tool must be"),
 	ROW("tool number", "{\"call_id\":\"c\",\"tool\":1}", P_CALL,
 	    LF_EINVAL_JSON, "tool must be a string"),
@@ -720,7 +725,7 @@ Test(request, valid_id_rule)
 	cr_expect_not(request_valid_id("a\0b", 3));
 }
 
-Test(request, tool_charset_rule)
+Test(request, tool_names_are_any_text_without_control_characters)
 {
 	static const struct {
 		const char *tool;
@@ -729,13 +734,15 @@ Test(request, tool_charset_rule)
 		{"lookup_customer", true},
 		{"mcp:srv/tool@v2", true},
 		{"a.b-c", true},
-		{"a b", false},
+		{"a b", true},
 		{"a\\tb", false},
-		{"a*", false},
-		{"a\\\"b", false},
-		{"caf\xc3\xa9", false},
-		{"a,b", false},
+		{"a*", true},
+		{"a\\\"b", true},
+		{"caf\xc3\xa9", true},
+		{"a,b", true},
 		{"\\u007f", false},
+		{"\\u0085", false},
+		{" ", false},
 	};
 	struct request_call c;
 	struct lf_why why;
@@ -801,7 +808,7 @@ Test(request, args_must_be_an_object)
 	}
 }
 
-Test(request, result_defaults_are_null_false_true)
+Test(request, result_without_real_executed_is_recorded_as_not_executed)
 {
 	struct request_result r;
 	struct lf_why why;
@@ -812,7 +819,7 @@ Test(request, result_defaults_are_null_false_true)
 	cr_assert_str_eq(r.call_id, "c1");
 	cr_assert(json_is_null(r.returned));
 	cr_assert_not(r.is_error);
-	cr_assert(r.real_executed);
+	cr_assert_not(r.real_executed);
 	request_result_clear(&r);
 	cr_assert_null(r.returned);
 }

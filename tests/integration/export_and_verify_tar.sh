@@ -1,0 +1,100 @@
+#!/bin/sh
+# export_and_verify_tar.sh - `ledgerctl export CASE FILE.tar` hands a case
+# on as a ustar archive (ledgerctl(1) EXPORT): ledger, case.json, status,
+# policy, mocks, evidence, the verify report and SHA256SUMS; tar(1) and
+# sha256sum(1) read it, `ledgerctl verify FILE.tar` checks it, and a
+# changed member, a changed ledger or a foreign member is found.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || lf_skip_all "no python3"
+lf_setup
+lf_start
+lf_open_reg E
+lf_call E c1 lookup_a >/dev/null
+lf_call E c2 send_mail >/dev/null
+ctl() { timeout 60 "$LEDGERCTL" --mount "$mnt" "$@"; }
+tarf=$work/E.tar
+
+out=$(ctl export E "$tarf" --backing "$backing" --key "$key" 2>&1)
+rc=$?
+rule_begin export_writes_every_member
+rule_eq exit 0 "$rc"
+names=$(tar -tf "$tarf" | sort | tr '\n' ' ')
+rule_eq members "E/SHA256SUMS E/case.json E/evidence.json E/ledger.jsonl E/mocks.json E/policy.json E/status.json E/verify.json " "$names"
+rule_end
+
+mkdir "$work/x"
+tar -xf "$tarf" -C "$work/x"
+rule_begin export_matches_the_backing_ledger_and_sha256sum
+cmp -s "$work/x/E/ledger.jsonl" "$(lf_ledger E)" || rule_fail "ledger differs"
+(cd "$work/x/E" && sha256sum -c --quiet SHA256SUMS) >/dev/null 2>&1 || rule_fail "sha256sum -c"
+rule_has evidence "$(cat "$work/x/E/evidence.json")" '"call_id": "c2"'
+rule_has report "$(cat "$work/x/E/verify.json")" '"verdict": "ok"'
+rule_end
+
+out=$(ctl verify "$tarf" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_tar_accepts_the_export
+rule_eq exit 0 "$rc"
+rule_has says "$out" "ok: $tarf: case E, 7 files match SHA256SUMS"
+rule_has macs "$out" "MACs checked"
+rule_end
+
+rule_begin verify_tar_json
+ctl verify "$tarf" --key "$key" --json >"$work/t.json" 2>/dev/null
+rule_eq fields "ok ok ok" "$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+print(d["verdict"], d["ledger"]["verdict"], d["files"]["ledger.jsonl"])' "$work/t.json")"
+rule_end
+
+# repack DIR OUT: the extracted folder back into a ustar archive
+repack() { (cd "$1" && tar --format=ustar -cf "$2" E/*); }
+
+cp -r "$work/x" "$work/y"
+printf '{"tampered":true}\n' >"$work/y/E/policy.json"
+repack "$work/y" "$work/policy.tar"
+out=$(ctl verify "$work/policy.tar" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_tar_finds_a_changed_member
+rule_eq exit 1 "$rc"
+rule_has says "$out" "bad: policy.json: mismatch"
+rule_end
+
+rm -rf "$work/y" && cp -r "$work/x" "$work/y"
+sed -i '$d' "$work/y/E/ledger.jsonl"
+(cd "$work/y/E" && sha256sum ledger.jsonl case.json status.json policy.json \
+	mocks.json evidence.json verify.json >SHA256SUMS)
+repack "$work/y" "$work/cut.tar"
+out=$(ctl verify "$work/cut.tar" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_tar_finds_a_ledger_its_report_does_not_describe
+rule_eq exit 1 "$rc"
+rule_has says "$out" "verify.json does not describe ledger.jsonl"
+rule_end
+
+rm -rf "$work/y" && cp -r "$work/x" "$work/y"
+echo extra >"$work/y/E/notes.txt"
+repack "$work/y" "$work/extra.tar"
+out=$(ctl verify "$work/extra.tar" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_tar_finds_an_unlisted_member
+rule_eq exit 1 "$rc"
+rule_has says "$out" "bad: notes.txt: unlisted"
+rule_end
+
+rm -rf "$work/y" && mkdir -p "$work/y/E/sub"
+cp "$work/x/E/"* "$work/y/E/"
+repack "$work/y" "$work/dir.tar"
+out=$(ctl verify "$work/dir.tar" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_tar_refuses_what_is_not_an_export
+rule_eq exit 2 "$rc"
+rule_has says "$out" "not a plain file of one case folder"
+rule_end
+
+out=$(ctl export NOPE "$work/n.tar" --backing "$backing" --key "$key" 2>&1)
+rc=$?
+rule_begin export_of_an_unknown_case_fails
+rule_eq exit 2 "$rc"
+[ -e "$work/n.tar" ] && rule_fail "archive written"
+rule_end
+lf_finish
