@@ -317,6 +317,12 @@ static int export_gather(const char *mount, const char *backing,
 		member_add(x, "mocks.json", text, len);
 	else
 		free(text);
+	/* The tools file given at open, as the target saw it. */
+	text = slurp_at(dirfd, "tools", TAR_MAX_DOC, &len);
+	if (text && len)
+		member_add(x, "tools.json", text, len);
+	else
+		free(text);
 	text = json_text(ev, &len);
 	ev = NULL;
 	if (member_add(x, "evidence.json", text, len))

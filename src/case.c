@@ -119,6 +119,8 @@ int case_write_meta(struct lf_case *c)
 	int fd = -1, rc = -1, dirfd = c->dirfd;
 	size_t len, done = 0;
 
+	if (c->load_failed)
+		return 0;
 	/* A case keeps only its ledger open; its folder is opened when needed. */
 	if (dirfd < 0) {
 		snprintf(path, sizeof(path), "cases/%s", c->name);
@@ -282,6 +284,8 @@ void case_mark_failed(struct lf_case *c)
 	char path[160];
 	int dirfd = c->dirfd;
 
+	if (c->load_failed)
+		return;
 	if (dirfd < 0) {
 		snprintf(path, sizeof(path), "cases/%s", c->name);
 		dirfd = openat(c->backing_fd, path,

@@ -61,6 +61,11 @@ struct lf_case {
 	enum lf_err error_code;
 	char *error;
 	char *close_reason;
+	/*
+	 * Loaded failed (ledgerfs(8), FAILURE): what is on disk is the
+	 * evidence, so nothing of the case is written again.
+	 */
+	bool load_failed;
 };
 
 #define CASE_POLICY(c) ((c)->pdoc ? (c)->pdoc->policy : NULL)

@@ -317,6 +317,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	} else if (lc.tampered && c->state != CASE_CLOSED &&
 		   c->state != CASE_FAILED) {
 		case_load_fail(c, "at load: %s", lc.tampered);
+		c->load_failed = true;
 	} else if (c->state == CASE_REGISTERED && !CASE_POLICY(c)) {
 		case_load_fail(c, "policy no longer loads: %s",
 			       CASE_STR(c->policy_error));
@@ -339,6 +340,7 @@ load_failed:
 	}
 	if (!meta_ok)
 		memset(c->token, 0, sizeof(c->token));
+	c->load_failed = true;
 	c->state = CASE_OPENED;
 	/* Failed before, for a reason the disk may since have made worse. */
 	if (marked || failed)

@@ -215,7 +215,7 @@ static enum lf_err escape(struct scan *sc, struct out *o, bool in_set)
 }
 
 /* A set [...]; sc->i is at '['. */
-static enum lf_err set(struct scan *sc, struct out *o)
+static enum lf_err scan_set(struct scan *sc, struct out *o)
 {
 	enum lf_err e;
 	size_t start;
@@ -478,7 +478,7 @@ static enum lf_err step(struct scan *sc, struct out *o, bool *ascii)
 	case '[':
 		sc->after_repeat = false;
 		sc->can_repeat = true;
-		return set(sc, o);
+		return scan_set(sc, o);
 	case '(':
 		return group(sc, o, ascii);
 	case ')':

@@ -76,6 +76,7 @@ void mcp_downstream_stop(struct mcp_downstream *d);
 /* The server: what tools/call needs from it. */
 struct mcp_server {
 	struct lfc lc;
+	int out_fd; /* where responses go: standard output */
 	struct mcp_downstream *ds;
 	pthread_mutex_t out_lock; /* one line at a time on stdout */
 	pthread_mutex_t lock;	  /* guards calls and ncalls */
@@ -96,8 +97,9 @@ struct mcp_call {
 };
 
 /*
- * Run c on its own thread (ledgerfs-mcp(1) TOOLS/CALL); it answers and
- * frees c.  0, or -1 when too many calls are in flight (nothing taken).
+ * Run the call on its own thread (ledgerfs-mcp(1) PROTOCOL); it answers
+ * and frees its state.  With MCP_CALLS_MAX in flight, waits for one to
+ * end first.  0, or -1 when out of memory or threads (nothing taken).
  */
 int mcp_call_start(struct mcp_server *s, json_t *id, const char *tool,
 		   json_t *args);
@@ -105,6 +107,11 @@ int mcp_call_start(struct mcp_server *s, json_t *id, const char *tool,
 void mcp_call_cancel(struct mcp_server *s, const json_t *id);
 /* Wait until no call is in flight. */
 void mcp_calls_wait(struct mcp_server *s);
+
+/* Answer one parsed message (borrowed), mcp_server.c. */
+void mcp_handle(struct mcp_server *s, json_t *msg);
+/* Read and answer messages from fd until it ends. */
+void mcp_serve(struct mcp_server *s, int fd);
 
 /* A JSON-RPC error response (a new reference); id may be NULL. */
 json_t *mcp_error(const json_t *id, int code, const char *message);

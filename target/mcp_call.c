@@ -209,7 +209,7 @@ static void *call_thread(void *arg)
 					 "id", c->id, "result", result)
 			     : mcp_error(c->id, -32603, "out of memory");
 		if (msg)
-			mcp_send(1, &c->srv->out_lock, msg);
+			mcp_send(c->srv->out_fd, &c->srv->out_lock, msg);
 		json_decref(msg);
 	}
 	json_decref(result);
@@ -230,10 +230,9 @@ int mcp_call_start(struct mcp_server *s, json_t *id, const char *tool,
 	int rc;
 
 	pthread_mutex_lock(&s->lock);
-	if (s->ncalls >= MCP_CALLS_MAX) {
-		pthread_mutex_unlock(&s->lock);
-		return -1;
-	}
+	/* Back-pressure: past the bound, read no more input until one ends. */
+	while (s->ncalls >= MCP_CALLS_MAX)
+		pthread_cond_wait(&s->idle, &s->lock);
 	s->ncalls++;
 	pthread_mutex_unlock(&s->lock);
 	c = calloc(1, sizeof(*c));

@@ -133,10 +133,14 @@ json_t *mcp_downstream_request(struct mcp_downstream *d, const char *method,
 	*error = NULL;
 	*sent = false;
 	pthread_mutex_lock(&d->lock);
-	if (d->dead) {
+	if (d->dead || (cancel && *cancel)) {
+		/* Cancelled before it left: the tool never ran. */
+		bool dead = d->dead;
+
 		pthread_mutex_unlock(&d->lock);
 		*error = json_pack("{s:s}", "message",
-				   "the downstream server has exited");
+				   dead ? "the downstream server has exited"
+					: "cancelled");
 		return NULL;
 	}
 	w.id = ++d->next_id;

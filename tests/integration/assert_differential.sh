@@ -15,7 +15,7 @@ command -v python3 >/dev/null || lf_skip_all "python3 missing"
 python3 -c 'import yaml' 2>/dev/null || lf_skip_all "python3-yaml missing"
 lf_setup
 lf_start
-: "${ASSERT_DIFF_SEED:=20261201}" "${ASSERT_DIFF_CASES:=30}" "${ASSERT_DIFF_CALLS:=12}"
+: "${ASSERT_DIFF_SEED:=7}" "${ASSERT_DIFF_CASES:=40}" "${ASSERT_DIFF_CALLS:=12}"
 timeout 600 python3 "$top_srcdir/tests/integration/assert_compare.py" \
 	"$ASSERT_ROOT" "$mnt" "$LEDGERCTL" "$work/tmp" \
 	"$ASSERT_DIFF_SEED" "$ASSERT_DIFF_CASES" "$ASSERT_DIFF_CALLS" \

@@ -132,8 +132,9 @@ echo "# status read, idle: mean $base_mean ms, worst $base_worst ms"
 echo "# status read while hammered: mean $hot_mean ms, worst $hot_worst ms ($hot_n reads); ledgerctl status $t_ctl ms; close $t_close ms"
 rule_begin host_status_and_close_answer_while_a_target_hammers_a_slow_pattern
 # Meaningful: with the patterns matched under the case lock, reads wait
-# for calls' 100 ms of CPU each (measured: mean ~90 ms, worst ~420 ms).
-[ "$hot_mean" -lt $((base_mean + 40)) ] ||
+# for calls' 100 ms of CPU each (measured: mean 130 ms, worst ~470 ms;
+# with the fix 4 to 34 ms, the last under ASan on a loaded machine).
+[ "$hot_mean" -lt $((base_mean + 60)) ] ||
 	rule_fail "mean $hot_mean ms (idle $base_mean ms)"
 [ "$hot_worst" -lt 2000 ] || rule_fail "worst $hot_worst ms"
 [ "${t_close:-99999}" -lt 2000 ] || rule_fail "close took ${t_close:-?} ms"

@@ -80,6 +80,18 @@ rule_begin stdout_carries_json_rpc_alone
 rule_eq "non-JSON-RPC lines" 0 "$(grep -vc '^{"jsonrpc":"2.0",' "$work/out")"
 rule_end
 
+# More calls at once than may be in flight: slowed, every one answered.
+i=100
+lines=
+while [ $i -lt 300 ]; do
+	lines="$lines{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"send_a\"}}
+"
+	i=$((i + 1))
+done
+printf '%s' "$lines" | timeout 120 "$MCP" --dir="$d" >"$work/out" 2>>"$work/all.err"
+assert_eq a_client_pipelining_200_calls_gets_200_results 200 \
+	"$(grep -c '"result":{"content"' "$work/out")"
+
 printf '%s\n' '{"jsonrpc":"2.0","id":50,"method":"tools/list"}' |
 	timeout 20 "$MCP" --dir "$d" >"$work/out" 2>>"$work/all.err"
 assert_contains the_dir_option_takes_its_value_in_the_next_word_too "$(answer 50)" '"name":"resume_line"'

@@ -64,6 +64,13 @@ rule_end
 out=$(timeout 10 "$LFWRITE" "$mnt/cases/T/tools" '{"tools":[]}' 2>&1)
 assert_contains tools_are_frozen_once_the_target_registered "$out" "close=EBUSY"
 
+rule_begin an_export_carries_the_tools_file
+ctl export T "$work/T.tar" --backing "$backing" --key "$key" >/dev/null 2>&1
+rule_eq member "$(cat "$tools")" "$(tar -xOf "$work/T.tar" T/tools.json 2>&1)"
+rule_has sums "$(tar -xOf "$work/T.tar" T/SHA256SUMS)" "$sum  tools.json"
+rule_eq verify 0 "$(ctl verify "$work/T.tar" --key "$key" >/dev/null 2>&1; echo $?)"
+rule_end
+
 # Tamper with the stored tools file while the daemon is down.
 lf_stop
 sed -i 's/Find a customer/Find anybody/' "$backing/cases/T/case.json"

@@ -238,13 +238,23 @@
     box.append(a, b);
   }
 
-  function rowJson(name, row, pre) {
-    return get('/api/cases/' + encodeURIComponent(name) + '?offset=' + (row - 1) + '&limit=1')
-      .then(function (d) { pre.textContent = JSON.stringify(d.rows[0], null, 2); })
+  // A row never changes once written: fetch each once per page visit,
+  // so live re-drawing does not refetch (or blank) an open call.
+  function rowJson(name, row, pre, cache) {
+    if (cache.has(row)) {
+      pre.textContent = cache.get(row);
+      return;
+    }
+    get('/api/cases/' + encodeURIComponent(name) + '?offset=' + (row - 1) + '&limit=1')
+      .then(function (d) {
+        const text = JSON.stringify(d.rows[0], null, 2);
+        cache.set(row, text);
+        pre.textContent = text;
+      })
       .catch(function (e) { pre.textContent = String(e.message || e); });
   }
 
-  function callRows(name, tb, calls, open) {
+  function callRows(name, tb, calls, open, cache) {
     let turn = null;
     calls.forEach(function (c) {
       if (c.turn !== turn) {
@@ -278,7 +288,7 @@
           td.appendChild(el('div', 'muted', 'row ' + r));
           const pre = el('pre');
           td.appendChild(pre);
-          rowJson(name, r, pre);
+          rowJson(name, r, pre, cache);
         });
         tr.after(detail);
       }
@@ -292,6 +302,7 @@
   function showCase(name, offset) {
     const gen = ++generation;
     const open = new Set();
+    const cache = new Map();
     const base = '/api/cases/' + encodeURIComponent(name);
     clear(main);
     const back = el('a', null, '\u2190 all cases');
@@ -317,7 +328,7 @@
         t.appendChild(el('thead')).appendChild(hr);
         const tb = el('tbody');
         t.appendChild(tb);
-        callRows(name, tb, d.calls, open);
+        callRows(name, tb, d.calls, open, cache);
         callsBox.appendChild(t);
       });
     }

@@ -7,7 +7,12 @@
 #ifndef LF_NOCRITERION_H
 #define LF_NOCRITERION_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 struct criterion_test_params {
 	size_t size;
