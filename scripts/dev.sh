@@ -32,6 +32,10 @@ command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -
 cd "$top"
 [ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ] || autoreconf -fi >/dev/null
 
+# The system's own folders, so an installed daemon finds its key in /etc
+# and its ledgers in /var (ledgerfs(8) FILES), as README says.
+dirs="--sysconfdir=/etc --localstatedir=/var --runstatedir=/run"
+
 build() { # build DIR CONFIGURE-ARGS...
 	local dir=$1
 	shift
@@ -48,7 +52,7 @@ summary() { # summary LOGFILE LABEL: the plain closing line from automake's
 }
 
 if [ "$job" = demo ]; then
-	build build/plain --enable-werror
+	build build/plain --enable-werror $dirs
 	LEDGERFS_BUILD="$top/build/plain" exec "$top/examples/run-case.sh"
 fi
 
@@ -57,7 +61,7 @@ clang-format --dry-run --Werror src/*.[ch] fs/*.[ch] ctl/*.[ch] ctl/console/*.[c
 
 rc=0
 echo "== plain build: make check"
-build build/plain --enable-werror
+build build/plain --enable-werror $dirs
 (cd build/plain && make -j2 check) 2>&1 | tee build/plain-check.log || rc=1
 summary build/plain-check.log "plain" || rc=1
 [ -f build/plain/test-suite.log ] && [ $rc -ne 0 ] && tail -n 80 build/plain/test-suite.log
@@ -66,7 +70,7 @@ echo "== short soak: kill -9 and power cuts under load (scripts/soak.sh)"
 SOAK_TRIALS=2 LEDGERFS_BUILD="$top/build/plain" "$top/scripts/soak.sh" || rc=1
 
 echo "== sanitizer build (ASan + UBSan): make check"
-build build/asan --enable-werror --enable-sanitizers
+build build/asan --enable-werror --enable-sanitizers $dirs
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build/asan && make -j2 check) 2>&1 | tee build/asan-check.log || rc=1
 summary build/asan-check.log "sanitized" || rc=1
