@@ -1,7 +1,8 @@
 /*
  * ctl_check_target.c - `ledgerctl check-target PID`: prove from the
  * target's own mount table that it sees one case's target/ folder of the
- * view and neither the backing folder nor the host key (DESIGN 3, 7).
+ * view and neither the backing folder nor the host key (ledgerfs(8) THE
+ * VIEW, ledgerfs-ledger(5) DESCRIPTION and KEYS).
  */
 #include <errno.h>
 #include <fcntl.h>

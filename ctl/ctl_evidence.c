@@ -1,8 +1,8 @@
 /*
  * ctl_evidence.c - `ledgerctl evidence` and `ledgerctl transcript`
- * (DESIGN 8): verify the ledger first (against the daemon for a mounted
- * case, with the host key otherwise), then fold it into host evidence and,
- * for a transcript, run the gate.
+ * (ledgerctl(1) COMMANDS): verify the ledger first (against the daemon for
+ * a mounted case, with the host key otherwise), then fold it into host
+ * evidence and, for a transcript, run the gate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@
 /* How often a mounted case is re-read when rows moved on meanwhile. */
 #define EV_MOUNT_TRIES 10
 
-/* Exit statuses shared by both commands (DESIGN 8). */
+/* Exit statuses shared by both commands (ledgerctl(1) EXIT STATUS). */
 enum { EV_OK = 0, EV_GATE = 1, EV_USAGE_ERR = 2, EV_UNVERIFIED = 3 };
 
 struct ev_args {

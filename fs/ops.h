@@ -20,7 +20,10 @@ struct lfs_ctx {
 
 extern const struct fuse_operations lfs_ops;
 
-/* The one table from core codes to errno (DESIGN 3). Positive errno. */
+/*
+ * The one table from core codes to errno (ledgerfs(8) PROTOCOL, Errors of
+ * the target folder). Positive errno.
+ */
 int lfs_errno(enum lf_err e);
 const char *lfs_errno_name(int err);
 

@@ -1,7 +1,7 @@
 /*
- * tree.h - the shape of the view (DESIGN 3): which path is which node,
- * each node's mode, and who may use it.  Knows the core's cases but
- * nothing of FUSE, so the shape can be read in one place.
+ * tree.h - the shape of the view (ledgerfs(8) THE VIEW): which path is
+ * which node, each node's mode, and who may use it.  Knows the core's cases
+ * but nothing of FUSE, so the shape can be read in one place.
  */
 #ifndef LFS_TREE_H
 #define LFS_TREE_H

@@ -1,5 +1,6 @@
 /*
- * backing.h - is a backing folder safe to keep ledgers in?  (DESIGN 7)
+ * backing.h - is a backing folder safe to keep ledgers in?  (ledgerfs(8)
+ * SAFETY CHECKS)
  */
 #ifndef LF_BACKING_H
 #define LF_BACKING_H

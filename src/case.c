@@ -1,7 +1,8 @@
 /*
- * case.c - one case's lifecycle (DESIGN 4): creation, documents, host
- * commands (turn, close, fail), and the read-only views (status, calls/).
- * The target's call path is in case_call.c, restart replay in case_load.c.
+ * case.c - one case's lifecycle (ledgerfs(8) LIFECYCLE): creation,
+ * documents, host commands (turn, close, fail), and the read-only views
+ * (status, calls/).  The target's call path is in case_call.c, restart
+ * replay in case_load.c.
  */
 #include "case_int.h"
 

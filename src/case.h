@@ -1,6 +1,6 @@
 /*
- * case.h - one case: its lifecycle (DESIGN 4), its call index, and the
- * call path that ties request parsing, policy, mocks and the ledger
+ * case.h - one case: its lifecycle (ledgerfs(8) LIFECYCLE), its call index,
+ * and the call path that ties request parsing, policy, mocks and the ledger
  * together.  Every function takes the case's own lock; no lock is global.
  */
 #ifndef LF_CASE_H

@@ -1,8 +1,8 @@
 /*
- * case_call.c - the target's side of a case (DESIGN 3 and 5): register,
- * call, result.  Each accepted line becomes a ledger row that is durable
- * before the target learns anything; each refused line becomes a
- * bounded `refused` row and the text of `error`.
+ * case_call.c - the target's side of a case (ledgerfs(8) THE VIEW and
+ * PROTOCOL): register, call, result.  Each accepted line becomes a ledger
+ * row that is durable before the target learns anything; each refused line
+ * becomes a bounded `refused` row and the text of `error`.
  */
 #include "case_int.h"
 

@@ -1,7 +1,8 @@
 /*
- * case_ctl.c - the host's commands on a case (DESIGN 4): `turn` marks the
- * passed calls still pending as missing and closes the turn; `close` and
- * `fail REASON` do the same and then make the ledger final.
+ * case_ctl.c - the host's commands on a case (ledgerfs(8) LIFECYCLE):
+ * `turn` marks the passed calls still pending as missing and closes the
+ * turn; `close` and `fail REASON` do the same and then make the ledger
+ * final.
  */
 #include "case_int.h"
 

@@ -2,7 +2,7 @@
  * commit.h - group commit: the appends of many ledgers made durable by
  * one flush.  A call is acknowledged only after its row is durable; when
  * several cases append at once, one flush covers all of them instead of
- * each paying for its own (DESIGN 7's durability, shared).
+ * each paying for its own (ledgerfs(8) OPTIONS, --sync=group).
  */
 #ifndef LF_COMMIT_H
 #define LF_COMMIT_H

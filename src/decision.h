@@ -1,7 +1,8 @@
 /*
  * decision.h - a decision row's evidence fields and the reply built from
- * it (DESIGN 5, 7).  One home for these rules, used by the daemon's call
- * path and by anything else that must decide exactly as it does.
+ * it (ledgerfs(8) PROTOCOL, ledgerfs-ledger(5) CALL ROWS).  One home for
+ * these rules, used by the daemon's call path and by anything else that
+ * must decide exactly as it does.
  */
 #ifndef LF_DECISION_H
 #define LF_DECISION_H

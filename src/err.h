@@ -2,8 +2,9 @@
  * err.h - the core's error codes and the one-line reason that goes with them.
  *
  * The core never speaks errno: it returns an enum lf_err and fills a
- * struct lf_why.  Only fs/ops.c turns these into errno (DESIGN 3), so the
- * errno table stays one table in code and the core is testable unmounted.
+ * struct lf_why.  Only fs/ops.c turns these into errno (ledgerfs(8)
+ * PROTOCOL, Errors of the target folder), so the errno table stays one
+ * table in code and the core is testable unmounted.
  */
 #ifndef LF_ERR_H
 #define LF_ERR_H

@@ -1,7 +1,8 @@
 /*
  * evidence.c - rows of a verified ledger folded into host action events
- * (DESIGN 8).  A call's decision row opens its event; a completion or
- * completion_missing row settles a passed call's result.
+ * (ledgerctl(1) COMMANDS, evidence).  A call's decision row opens its
+ * event; a completion or completion_missing row settles a passed call's
+ * result.
  */
 #include "evidence.h"
 

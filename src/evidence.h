@@ -1,7 +1,7 @@
 /*
  * evidence.h - fold a case's verified ledger rows into host action events
- * (DESIGN 8): one event per call, in attempt order, in its final state,
- * with the authority of each fact spelled out.
+ * (ledgerctl(1) COMMANDS, evidence): one event per call, in attempt order,
+ * in its final state, with the authority of each fact spelled out.
  */
 #ifndef LF_EVIDENCE_H
 #define LF_EVIDENCE_H

@@ -1,7 +1,8 @@
 /*
  * ledger.c - one case's durable ledger: create or open (verify, cut a torn
  * tail), append rows chained by SHA-256 and MACed with the case key, each
- * made durable by fdatasync before the append returns (DESIGN 7).
+ * made durable by fdatasync before the append returns (ledgerfs-ledger(5)
+ * DESCRIPTION).
  */
 #include "ledger.h"
 

@@ -1,7 +1,8 @@
 /*
  * ledger.h - one case's ledger: compact, key-sorted JSON rows, each
  * chained to the previous line by SHA-256 and MACed with the case key
- * (DESIGN 7).  An append returns only after fdatasync succeeded.
+ * (ledgerfs-ledger(5) ROWS).  An append returns only after fdatasync
+ * succeeded (ledgerfs-ledger(5) DESCRIPTION).
  */
 #ifndef LF_LEDGER_H
 #define LF_LEDGER_H

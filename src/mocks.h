@@ -1,7 +1,8 @@
 /*
- * mocks.h - the mock library: what a mocked call returns (DESIGN 6).
- * It never changes a decision.  The library is immutable once loaded;
- * scenario state and cursors live in a per-case struct mocks_state.
+ * mocks.h - the mock library: what a mocked call returns
+ * (ledgerfs-policy(5) MOCKS).  It never changes a decision.  The library is
+ * immutable once loaded; scenario state and cursors live in a per-case
+ * struct mocks_state.
  */
 #ifndef LF_MOCKS_H
 #define LF_MOCKS_H

@@ -1,6 +1,7 @@
 /*
  * policy.h - the mediation policy: whether a call passes, is mocked or is
- * blocked (DESIGN 6).  Loaded once, then immutable and shared read-only.
+ * blocked (ledgerfs-policy(5) POLICY).  Loaded once, then immutable and
+ * shared read-only.
  */
 #ifndef LF_POLICY_H
 #define LF_POLICY_H

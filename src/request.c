@@ -1,7 +1,7 @@
 /*
  * request.c - strict parsing of the lines a target writes: calls, results
- * and registrations (DESIGN 3 and 5).  One linear scan bounds size, NUL
- * bytes, UTF-8 and nesting before jansson builds anything.
+ * and registrations (ledgerfs(8) THE VIEW and PROTOCOL).  One linear scan
+ * bounds size, NUL bytes, UTF-8 and nesting before jansson builds anything.
  *
  * Tool names are what ASSERT takes (ledgerfs(8) PROTOCOL): 1-256 bytes of
  * UTF-8 without control characters, not only blanks.  They never name a

@@ -1,8 +1,8 @@
 /*
  * request.h - strict parsing of what a target writes: calls, results and
- * registrations (DESIGN 3 and 5).  Everything here is untrusted input:
- * sizes, nesting depth and character sets are bounded before jansson
- * builds anything.
+ * registrations (ledgerfs(8) THE VIEW and PROTOCOL).  Everything here is
+ * untrusted input: sizes, nesting depth and character sets are bounded
+ * before jansson builds anything.
  */
 #ifndef LF_REQUEST_H
 #define LF_REQUEST_H

@@ -1,6 +1,7 @@
 /*
- * seal.h - sealpath's rules (DESIGN 9): may anyone but root change what a
- * trusted PATH runs?  libc only, so sealpath links static into any image.
+ * seal.h - sealpath's rules (sealpath(8) RULES): may anyone but root change
+ * what a trusted PATH runs?  libc only, so sealpath links static into any
+ * image.
  */
 #ifndef LF_SEAL_H
 #define LF_SEAL_H

@@ -1,8 +1,9 @@
 /*
- * transcript.c - the transcript gate (DESIGN 8).  A target's transcript,
- * OpenAI chat or Anthropic Messages form, is read for the tool calls and
- * results it claims; each claim is checked against the host's events by
- * structure alone (transcript_rewrite.c rebuilds one that passes).
+ * transcript.c - the transcript gate (ledgerctl(1) COMMANDS, transcript).
+ * A target's transcript, OpenAI chat or Anthropic Messages form, is read
+ * for the tool calls and results it claims; each claim is checked against
+ * the host's events by structure alone (transcript_rewrite.c rebuilds one
+ * that passes).
  */
 #include "transcript_int.h"
 

@@ -1,7 +1,8 @@
 /*
- * transcript.h - the transcript gate (DESIGN 8): every tool call a
- * target's transcript claims must match a host row by id, tool and args;
- * then its tool calls and results are replaced by the host's.
+ * transcript.h - the transcript gate (ledgerctl(1) COMMANDS, transcript):
+ * every tool call a target's transcript claims must match a host row by id,
+ * tool and args; then its tool calls and results are replaced by the
+ * host's.
  */
 #ifndef LF_TRANSCRIPT_H
 #define LF_TRANSCRIPT_H

@@ -1,7 +1,8 @@
 /*
  * transcript_rewrite.c - a transcript that passed the gate, rebuilt from
- * the host's rows (DESIGN 8): tool calls and results in place, host calls
- * the target never mentioned inserted before its last words.
+ * the host's rows (ledgerctl(1) COMMANDS, transcript): tool calls and
+ * results in place, host calls the target never mentioned inserted before
+ * its last words.
  */
 #include <stdint.h>
 #include <stdio.h>

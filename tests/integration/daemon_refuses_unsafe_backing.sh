@@ -1,6 +1,7 @@
 #!/bin/sh
-# The daemon refuses to start on an unsafe backing folder (DESIGN 7), one
-# row per rule: input tree -> expected verdict and reason.
+# The daemon refuses to start on an unsafe backing folder (ledgerfs(8)
+# SAFETY CHECKS), one row per rule: input tree -> expected verdict and
+# reason.
 set -u
 bin=${top_builddir:-.}/ledgerfs
 work=$(mktemp -d /tmp/lf-backing.XXXXXX)

@@ -1,11 +1,11 @@
 #!/bin/sh
-# durability.sh - how rows are made durable (DESIGN 7; ledgerfs(8)
-# --sync): by default rows that cases append at the same time share one
-# flush (group commit), and the daemon's stop line says how many rows
-# took how many flushes; --sync=file gives every row its own fdatasync,
-# and so does a backing file system where syncfs is not known to be
-# durable (ramfs here); any other --sync is refused.  Either way every acknowledged call is in
-# a ledger that verifies.
+# durability.sh - how rows are made durable (ledgerfs-ledger(5) DESCRIPTION;
+# ledgerfs(8) --sync): by default rows that cases append at the same time
+# share one flush (group commit), and the daemon's stop line says how many
+# rows took how many flushes; --sync=file gives every row its own fdatasync,
+# and so does a backing file system where syncfs is not known to be durable
+# (ramfs here); any other --sync is refused.  Either way every acknowledged
+# call is in a ledger that verifies.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 NCASES=8

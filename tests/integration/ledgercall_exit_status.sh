@@ -1,7 +1,8 @@
 #!/bin/sh
 # ledgercall_exit_status.sh - ledgercall's exit status follows the decision
-# (DESIGN 5): 0 pass, 3 mock, 4 block, 1 error with the reason on stderr.
-# One row per rule: tool or line -> expected status and output.
+# (ledgercall(1) EXIT STATUS): 0 pass, 3 mock, 4 block, 1 error with the
+# reason on stderr.  One row per rule: tool or line -> expected status and
+# output.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start

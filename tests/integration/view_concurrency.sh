@@ -1,10 +1,11 @@
 #!/bin/sh
-# view_concurrency.sh - many targets at once against one daemon (DESIGN
-# 3, 5, 7): 16 cases x 200 calls from 16 parallel shell targets (pass,
-# mock and block mixed, results for passed calls, a quarter of them through
-# ledgercall); then 4 writers sharing one case.  Every ledger verifies,
-# sequences run 1..N without gaps, every acknowledged call is recorded
-# and every reply read back belongs to its writer.
+# view_concurrency.sh - many targets at once against one daemon (ledgerfs(8)
+# THE VIEW and PROTOCOL, ledgerfs-ledger(5) VERIFICATION): 16 cases x 200
+# calls from 16 parallel shell targets (pass, mock and block mixed, results
+# for passed calls, a quarter of them through ledgercall); then 4 writers
+# sharing one case.  Every ledger verifies, sequences run 1..N without gaps,
+# every acknowledged call is recorded and every reply read back belongs to
+# its writer.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start

@@ -1,8 +1,9 @@
 #!/bin/sh
 # view_errno_table.sh - every row of the errno table of the target folder
-# (DESIGN 3) through a real mount: the errno of the write(2) exactly, and
-# the ledger row it leaves (or that it leaves none).  Also the pieces of a
-# large write, unterminated final lines and the bound on refused rows.
+# (ledgerfs(8) PROTOCOL) through a real mount: the errno of the write(2)
+# exactly, and the ledger row it leaves (or that it leaves none).  Also the
+# pieces of a large write, unterminated final lines and the bound on refused
+# rows.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 

@@ -1,9 +1,10 @@
 #!/bin/sh
 # view_faults.sh - the daemon is killed (SIGKILL) while 8 targets call in
-# loops (DESIGN 4, 7): every target gets errors rather than hanging, the
-# dead mount is detached, and a restart on the same backing folder
-# verifies every ledger, keeps every acknowledged call, keeps registered
-# cases registered (sequences continue) and pending calls pending.
+# loops (ledgerfs(8) RESTART, ledgerfs-ledger(5) RECOVERY): every target
+# gets errors rather than hanging, the dead mount is detached, and a restart
+# on the same backing folder verifies every ledger, keeps every acknowledged
+# call, keeps registered cases registered (sequences continue) and pending
+# calls pending.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start

@@ -1,9 +1,10 @@
 #!/bin/sh
 # view_hostile.sh - a hostile target and a careless host against a real
-# mount (DESIGN 3): huge lines, binary junk, deep nesting, invalid UTF-8,
-# path-like ids, files that do not exist and every changing operation on
-# the view.  Each is refused with the contract's errno; afterwards the
-# daemon is alive and a second case calling in parallel saw nothing.
+# mount (ledgerfs(8) THE VIEW and PROTOCOL): huge lines, binary junk, deep
+# nesting, invalid UTF-8, path-like ids, files that do not exist and every
+# changing operation on the view.  Each is refused with the contract's
+# errno; afterwards the daemon is alive and a second case calling in
+# parallel saw nothing.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start

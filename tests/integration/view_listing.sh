@@ -1,7 +1,7 @@
 #!/bin/sh
-# view_listing.sh - what the view shows (DESIGN 3): folder listings in
-# attempt order, the ledger's bytes, status and its head, the per-call
-# files, replies, the read-back of `request` opened read-write, the
+# view_listing.sh - what the view shows (ledgerfs(8) THE VIEW): folder
+# listings in attempt order, the ledger's bytes, status and its head, the
+# per-call files, replies, the read-back of `request` opened read-write, the
 # policy and mocks as written, and the modes of every node.
 . "$(dirname "$0")/lib.sh"
 lf_setup

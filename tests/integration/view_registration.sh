@@ -1,8 +1,9 @@
 #!/bin/sh
-# view_registration.sh - registration through a real mount (DESIGN 3, 4):
-# wrong case id or token refused and recorded, nothing before
-# registration, nothing before a valid policy, policy frozen after it,
-# and `ledgerctl wait` failing a case whose target never registers.
+# view_registration.sh - registration through a real mount (ledgerfs(8) THE
+# VIEW, PROTOCOL and LIFECYCLE): wrong case id or token refused and
+# recorded, nothing before registration, nothing before a valid policy,
+# policy frozen after it, and `ledgerctl wait` failing a case whose target
+# never registers.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start

@@ -1,8 +1,8 @@
 #!/bin/sh
-# view_restart.sh - a clean restart of the daemon on the same backing
-# folder (DESIGN 4): every case resumes in its state (registered, closed,
-# unregistered, pending calls, scenario cursors, turn), a torn tail is
-# cut with a `recovered` row, and every ledger verifies.
+# view_restart.sh - a clean restart of the daemon on the same backing folder
+# (ledgerfs(8) RESTART): every case resumes in its state (registered,
+# closed, unregistered, pending calls, scenario cursors, turn), a torn tail
+# is cut with a `recovered` row, and every ledger verifies.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start --max-calls=10 --max-refused=3

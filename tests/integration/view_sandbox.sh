@@ -1,9 +1,10 @@
 #!/bin/sh
-# view_sandbox.sh - the target folder inside bubblewrap (DESIGN 3): with
-# only cases/C/target bound at /mediator, a target running as root or as
-# uid 65534 sees its six files and nothing else of the view, no ledger,
-# no token, no host key, and no path or mount that reaches the backing
-# folder; a plain shell target as uid 65534 can register, call and read.
+# view_sandbox.sh - the target folder inside bubblewrap (ledgerfs(8) THE
+# VIEW): with only cases/C/target bound at /mediator, a target running as
+# root or as uid 65534 sees its six files and nothing else of the view, no
+# ledger, no token, no host key, and no path or mount that reaches the
+# backing folder; a plain shell target as uid 65534 can register, call and
+# read.
 . "$(dirname "$0")/lib.sh"
 command -v bwrap >/dev/null || lf_skip_all "bubblewrap missing"
 command -v setpriv >/dev/null || lf_skip_all "setpriv missing"

@@ -1,7 +1,8 @@
 /*
- * test_case.c - the case rules of DESIGN 3-5 held by the core alone, no
- * mount: lifecycle, registration, duplicates, results, limits, turns,
- * bounded refusals and restart.  The view adds only errno mapping.
+ * test_case.c - the case rules of ledgerfs(8) THE VIEW, LIFECYCLE and
+ * PROTOCOL held by the core alone, no mount: lifecycle, registration,
+ * duplicates, results, limits, turns, bounded refusals and restart.  The
+ * view adds only errno mapping.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -286,7 +287,10 @@ static void expect_fields(const json_t *row, const char *const (*t)[2],
 	}
 }
 
-/* DESIGN 6: decision rows record where a mock came from. */
+/*
+ * ledgerfs-policy(5) FALLBACK AND PROVENANCE: decision rows record where a
+ * mock came from.
+ */
 Test(case_rules, decision_rows_record_mock_provenance_and_policy_note)
 {
 	static const char *pol =
@@ -436,7 +440,10 @@ Test(case_rules, closed_case_refuses_every_target_write)
 	cr_assert_eq(case_get_state(c), CASE_CLOSED);
 	cr_assert_eq(call(c, "{\"call_id\":\"q\",\"tool\":\"lookup_x\"}", NULL),
 		     LF_CLOSED);
-	/* DESIGN 4: close marks the pending pass missing, then counts. */
+	/*
+	 * ledgerfs(8) LIFECYCLE: close marks the pending pass missing, then
+	 * counts.
+	 */
 	{
 		static const char *const missing[][2] = {
 			{"completion_status", "\"missing\""},

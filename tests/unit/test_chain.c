@@ -1,6 +1,7 @@
 /*
  * test_chain.c - the chain's hashing, HMAC, key derivation and host key
- * file rules (DESIGN 7), one test per rule.
+ * file rules (ledgerfs-ledger(5) ROWS, VERIFICATION and KEYS), one test per
+ * rule.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /*
  * test_evidence.c - host evidence folded from a verified ledger, and
- * `ledgerctl evidence` refusing what it cannot verify (DESIGN 7, 8).
+ * `ledgerctl evidence` refusing what it cannot verify (ledgerctl(1)
+ * COMMANDS and EXIT STATUS).
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -70,7 +71,10 @@ Test(evidence, every_event_holds_attempt_and_decision_authority)
 	json_decref(events);
 }
 
-/* The table of DESIGN 1: only a result the host generated is authoritative. */
+/*
+ * The table of ledgerctl(1) COMMANDS, evidence: only a result the host
+ * generated is authoritative.
+ */
 Test(evidence, mock_and_block_results_are_authoritative_passes_are_not)
 {
 	static const struct {

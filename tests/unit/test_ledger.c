@@ -1,7 +1,8 @@
 /*
- * test_ledger.c - the ledger's rules (DESIGN 7): row format, durable
- * append, verification that finds any changed/removed/inserted/reordered
- * row, torn-tail recovery, fail-closed appends, and `ledgerctl verify`.
+ * test_ledger.c - the ledger's rules (ledgerfs-ledger(5) ROWS, VERIFICATION
+ * and RECOVERY): row format, durable append, verification that finds any
+ * changed/removed/inserted/reordered row, torn-tail recovery, fail-closed
+ * appends, and `ledgerctl verify`.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

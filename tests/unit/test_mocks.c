@@ -453,7 +453,10 @@ Test(mocks, when_state_gates_a_rule)
 	mocks_free(m);
 }
 
-/* DESIGN 6: the cursor is per (scenario, tool), not per rule. */
+/*
+ * ledgerfs-policy(5) MOCKS, Scenarios: the cursor is per (scenario, tool),
+ * not per rule.
+ */
 Test(mocks, rules_of_one_scenario_and_tool_share_one_cursor)
 {
 	struct mocks *m = load_text(

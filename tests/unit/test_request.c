@@ -1,7 +1,7 @@
 /*
- * test_request.c - the rules of the target line parser (DESIGN 3 and 5):
- * one test per rule, and a table of hostile lines across calls, results
- * and registrations.
+ * test_request.c - the rules of the target line parser (ledgerfs(8) THE
+ * VIEW and PROTOCOL): one test per rule, and a table of hostile lines
+ * across calls, results and registrations.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>

@@ -1,7 +1,8 @@
 /*
- * test_transcript.c - the transcript gate (DESIGN 8): claims must match a
- * host row by id, tool and args; a passing transcript is rebuilt from the
- * host's rows; a failing one is named and the evidence still printed.
+ * test_transcript.c - the transcript gate (ledgerctl(1) COMMANDS,
+ * transcript): claims must match a host row by id, tool and args; a passing
+ * transcript is rebuilt from the host's rows; a failing one is named and
+ * the evidence still printed.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
