@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl.h - the subcommands of ledgerctl, one file each (src/ctl_*.c).
  * Each takes argv with argv[0] the subcommand's name and returns the

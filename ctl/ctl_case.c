@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_case.c - ledgerctl's commands on a mounted view: open, wait, turn,
  * close, fail, status, ls.  They use the view's files exactly as a shell

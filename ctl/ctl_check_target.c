@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_check_target.c - `ledgerctl check-target PID`: prove from the
  * target's own mount table that it sees one case's target/ folder of the

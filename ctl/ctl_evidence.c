@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_evidence.c - `ledgerctl evidence` and `ledgerctl transcript`
  * (ledgerctl(1) COMMANDS): verify the ledger first (against the daemon for

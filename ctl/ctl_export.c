@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_export.c - `ledgerctl export CASE FILE.tar` and `ledgerctl verify
  * FILE.tar` (ledgerctl(1) EXPORT): one case handed on as a plain ustar

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_key.c - the host key as the ledgerctl commands read it: only to
  * check MACs, never created, errors said on stderr.

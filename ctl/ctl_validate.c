@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_validate.c - `ledgerctl validate POLICY [MOCKS]`: check policy and
  * mocks documents offline, the same way the daemon will, and warn about

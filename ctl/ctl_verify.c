@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_verify.c - `ledgerctl verify LEDGER [--key FILE] [--head ROWS:HEX]`:
  * offline check of a ledger file or backing case folder, naming the first

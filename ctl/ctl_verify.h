@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ctl_verify.h - the reusable core of `ledgerctl verify`: check one open
  * ledger, print the verdict, return the exit status.

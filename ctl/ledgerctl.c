@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledgerctl.c - the host CLI: global options, then one subcommand.
  * Each subcommand lives in its own src/ctl_*.c; this only dispatches.

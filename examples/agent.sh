@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # agent.sh - a target that talks to ledgerfs with printf and cat only.
 # It registers, makes a passed call and reports its result, a mocked
 # call, a blocked call, a scenario (line restore) twice, a duplicate id

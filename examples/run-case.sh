@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run-case.sh - run one real case end to end, as a CI mount script would:
 # start ledgerfs on a temporary mount with a temporary backing folder and
 # key, open a case from examples/policy.yaml + mocks.yaml, start the agent

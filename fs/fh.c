@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fh.c - what one open file of the view holds (see fh.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fh.h - open files of the view: snapshots for reading, line assembly
  * for writing, and the per-open reply cursor of `request`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - the ledgerfs daemon: options, the host key, the safety checks
  * on the backing folder, loading every case, then the multithreaded FUSE

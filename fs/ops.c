@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ops.c - the FUSE operations: resolve the node, call the core, map the
  * core's codes to errno.  Every changing file is served direct_io from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * options.c - the daemon's command line (options.h).  One table gives
  * each option its name, kind and place; every form of it lands in the

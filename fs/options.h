@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * options.h - the daemon's command line, read from a table: every option
  * in three forms (--opt=VALUE, --opt VALUE, -o opt=VALUE) so that a

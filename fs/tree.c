@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree.c - path → node of the view.  Host-only nodes are owned by the
  * daemon's user with no access for others; the target folder is open to

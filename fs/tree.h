@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree.h - the shape of the view (ledgerfs(8) THE VIEW): which path is
  * which node, each node's mode, and who may use it.  Knows the core's cases

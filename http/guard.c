@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.c - the Host guard and the launch token (guard.h).  A web page
  * can make a browser send requests to a loopback port under a name the

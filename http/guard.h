@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * guard.h - the checks every HTTP listener of ledgerfs makes before it
  * looks at a request (ledgerctl(1) CONSOLE): the Host guard against DNS

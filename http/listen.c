@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * listen.c - the --listen grammar (listen.h) and the address helpers the
  * Host guard shares with it.  No DNS, no libmicrohttpd: the address

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * listen.h - the one --listen grammar of every HTTP listener (the console,
  * the relay): HOST:PORT, [IPV6]:PORT, a bare address (port 0, a free

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # attack-memory.sh - the figure for README "Hardening": one target opens
 # 2,000 descriptors on its request file, each holding an unterminated line
 # of about 1 MiB (8 writers at once), while another case calls; prints

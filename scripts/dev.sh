@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # dev.sh - everything a fresh Debian machine needs, then one job:
 #   sudo scripts/dev.sh demo   install, build, run a real case end to end
 #   sudo scripts/dev.sh test   install, build, run every test (plain, then

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # soak.sh - crash trials under load (ledgerfs(8) RESTART): several cases
 # call in loops while the daemon is killed with SIGKILL, or while the disk
 # under the backing folder is cut off as at a power cut (an ext4 image

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sealpath.c - the path-sealing auditor's command line: options, then the
  * verdict of seal_audit as text or as one JSON document (written by hand:

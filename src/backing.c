@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backing.c - the safety rules for the backing folder (see backing.h).
  * Containment is judged by device and inode, walking `..` upwards, so

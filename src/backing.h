@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * backing.h - is a backing folder safe to keep ledgers in?  (ledgerfs(8)
  * SAFETY CHECKS)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case.c - one case's lifecycle (ledgerfs(8) LIFECYCLE): creation,
  * documents, host commands (turn, close, fail), and the read-only views

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case.h - one case: its lifecycle (ledgerfs(8) LIFECYCLE), its call index,
  * and the call path that ties request parsing, policy, mocks and the ledger

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_call.c - the target's side of a case (ledgerfs(8) THE VIEW and
  * PROTOCOL): register, call, result.  Each accepted line becomes a ledger

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_ctl.c - the host's commands on a case (ledgerfs(8) LIFECYCLE):
  * `turn` marks the passed calls still pending as missing and closes the

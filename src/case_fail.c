@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_fail.c - a case's failure kept where a full or broken disk still
  * lets it be kept (ledgerfs(8), FAILURE), and a half-made case folder

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_fail.h - the durable failed marker of a case folder, and undoing a
  * creation that failed half way (ledgerfs(8), FAILURE).

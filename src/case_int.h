@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_int.h - the inside of a case, shared by case.c (lifecycle and
  * views), case_call.c (the target's call path) and case_load.c (restart).

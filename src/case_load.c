@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_load.c - a case after a restart (ledgerfs(8), RESTART): read
  * case.json, check it against the hashes the ledger bound it to, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_tools.c - a case's tools file (src/tools.h): set by the host
  * before registration, kept in case.json with its hash so a change to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * case_view.c - what the view reads from a case: replies, the last
  * refusal, the calls/ folders and the ledger bytes.  Old calls are read

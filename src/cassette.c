@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cassette.c - read a cassette folder on the host and hand its recordings
  * to the daemon inside the document.  Files are opened through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cassette.h - host-side recordings for policy and mocks documents (used
  * by ledgerctl before a document is sent to the daemon, which never opens

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chain.c - SHA-256, HMAC-SHA256, key derivation and the host key file.
  * The one place libgcrypt lives: replacing the crypto library touches only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * chain.h - SHA-256 chaining, HMAC and key derivation for the ledger.
  * The one place libgcrypt lives.

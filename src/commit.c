@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * commit.c - group commit (see commit.h).
  *

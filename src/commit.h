@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * commit.h - group commit: the appends of many ledgers made durable by
  * one flush.  A call is acknowledged only after its row is durable; when

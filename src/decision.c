@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decision.c - decision rows and replies (see decision.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decision.h - a decision row's evidence fields and the reply built from
  * it (ledgerfs(8) PROTOCOL, ledgerfs-ledger(5) CALL ROWS).  One home for

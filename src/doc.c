@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * doc.c - policy and mocks documents, YAML or JSON text, as jansson values.
  * JSON goes through jansson; YAML through libyaml's event parser with an

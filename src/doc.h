@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * doc.h - a policy or mocks document, YAML or JSON text, as a jansson value.
  * The one place libyaml lives.

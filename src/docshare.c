@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * docshare.c - the table of loaded documents (see docshare.h).  Its lock
  * is taken only when a document is set or a case is freed, never on the

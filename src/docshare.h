@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * docshare.h - one loaded policy or mock library per distinct text.
  * A harness opens thousands of cases with the same documents; each case

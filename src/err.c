@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * err.c - reasons and names for the core's error codes.
  */

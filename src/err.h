@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * err.h - the core's error codes and the one-line reason that goes with them.
  *

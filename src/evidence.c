@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evidence.c - rows of a verified ledger folded into host action events
  * (ledgerctl(1) COMMANDS, evidence).  A call's decision row opens its

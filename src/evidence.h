@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evidence.h - fold a case's verified ledger rows into host action events
  * (ledgerctl(1) COMMANDS, evidence): one event per call, in attempt order,

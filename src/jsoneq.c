@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsoneq.c - JSON value equality (see jsoneq.h).  jansson's json_equal
  * tells 2 from 2.0; the evidence gate and result repeats must not.

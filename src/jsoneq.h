@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jsoneq.h - JSON value equality as the contract defines it: numbers by
  * value (2 equals 2.0), true never equals 1, key order never matters;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledger.c - one case's durable ledger: create or open (verify, cut a torn
  * tail), append rows chained by SHA-256 and MACed with the case key, each

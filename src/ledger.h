@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledger.h - one case's ledger: compact, key-sorted JSON rows, each
  * chained to the previous line by SHA-256 and MACed with the case key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledger_verify.c - reading a ledger back: line splitting, a small
  * top-level scanner that checks chain, row numbers and MACs without a full

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mocks.c - the mock library: load and validate a mocks document into the
  * shape of mocks_impl.h, as ASSERT's MockLibrary.from_dict reads it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mocks.h - the mock library: what a mocked call returns
  * (ledgerfs-policy(5) MOCKS).  It never changes a decision.  The library is

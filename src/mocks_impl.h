@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mocks_impl.h - the mock library's internal shape, shared by mocks.c
  * (load) and mocks_resolve.c (resolve, state, coverage).  The shape

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mocks_json.c - JSON helpers for policy and mocks: tool patterns, value
  * ASSERT's dotted-path overrides and cassette names.

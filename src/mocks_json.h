@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mocks_json.h - JSON helpers shared by the policy and mocks modules:
  * tool-pattern checks and key checks.

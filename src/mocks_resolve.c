@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mocks_resolve.c - what a mocked call returns: rule choice, `when`
  * operators, scenario state and cursors, the fallback chain, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pattern.c - compile and match on PCRE2 with bounds (see pattern.h).
  * PCRE2 is the one home of regular expressions in ledgerfs.

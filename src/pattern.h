@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pattern.h - the one regular-expression engine of ledgerfs: Python `re`
  * syntax and meaning on PCRE2, bounded when a document is loaded (source

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pattern_python.c - Python `re` syntax to PCRE2 syntax (see pattern.h).
  * Where the two read the same text differently, the text is rewritten to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy.c - the mediation policy: load and validate a policy document,
  * then decide pass, mock or block per tool name.  Immutable after load,

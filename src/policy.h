@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy.h - the mediation policy: whether a call passes, is mocked or is
  * blocked (ledgerfs-policy(5) POLICY).  Loaded once, then immutable and

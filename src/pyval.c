@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pyval.c - Python's view of JSON values (see pyval.h): equality,
  * truthiness, str(), repr() and type names, for ASSERT-equal reasons.

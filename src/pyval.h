@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pyval.h - JSON values seen the way ASSERT's Python sees them: equality
  * (True == 1, 2 == 2.0), truthiness, str() and repr() text, type names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * registry.h - every case of one daemon, by name.  Read-mostly: lookups
  * take a read lock, only creating a case takes the write lock, and no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * request.c - strict parsing of the lines a target writes: calls, results
  * and registrations (ledgerfs(8) THE VIEW and PROTOCOL).  One linear scan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * request.h - strict parsing of what a target writes: calls, results and
  * registrations (ledgerfs(8) THE VIEW and PROTOCOL).  Everything here is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seal.c - sealpath's rules: walks a trusted PATH one component at a time
  * by file descriptors, inside an image root when asked, and reports every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seal.h - sealpath's rules (sealpath(8) RULES): may anyone but root change
  * what a trusted PATH runs?  libc only, so sealpath links static into any

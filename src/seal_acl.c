@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seal_acl.c - decoding the access ACL xattr (see seal_acl.h).  The
  * format: a 4-byte version (2), then entries of {u16 tag, u16 perm,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seal_acl.h - the POSIX access ACL as Linux stores it in the
  * system.posix_acl_access xattr, read for one question: who besides the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * strmap.c - open-addressing string → index map (see strmap.h).
  */

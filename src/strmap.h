@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * strmap.h - an open-addressing map from short strings to indices.
  * Used for the case registry and each case's call index; it stores

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools.c - check a case's tools file and derive one from a policy (see
  * tools.h).  The file comes from the host, but the target reads it back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tools.h - the tools file of a case: what the target's `tools` file
  * shows (ledgerfs(8) FILES), in the shape of MCP's tools/list result,

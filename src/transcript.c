@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcript.c - the transcript gate (ledgerctl(1) COMMANDS, transcript).
  * A target's transcript, OpenAI chat or Anthropic Messages form, is read

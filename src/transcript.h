@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcript.h - the transcript gate (ledgerctl(1) COMMANDS, transcript):
  * every tool call a target's transcript claims must match a host row by id,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcript_int.h - the inside of a read transcript, shared by
  * transcript.c (reading, the gate) and transcript_rewrite.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcript_read.c - a transcript file's text into the list the gate
  * reads (ledgerctl(1), TRANSCRIPT FILES): one JSON document, JSONL of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transcript_rewrite.c - a transcript that passed the gate, rebuilt from
  * the host's rows (ledgerctl(1) COMMANDS, transcript): tool calls and

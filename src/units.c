@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * units.c - durations and sizes: one strict parser shared by every
  * program's options and by the YAML loaders (units.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * units.h - the one grammar for durations and sizes, on command lines and
  * in YAML alike (ledgerfs(8) OPTIONS, ledgerfs-policy(5)).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledgercall.c - the target's client: one tool call in, the reply out,
  * the exit status by decision (0 pass, 3 mock, 4 block, 1 error).  It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledgerfs-mcp.c - an MCP stdio server inside the sandbox (see
  * ledgerfs-mcp(1)): JSON-RPC 2.0 lines on stdin and stdout, every

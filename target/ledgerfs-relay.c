@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledgerfs-relay.c - ASSERT's host-mediator HTTP inside the sandbox
  * (ledgerfs-relay(1)): listens on loopback TCP and/or Unix sockets with

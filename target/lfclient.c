@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfclient.c - the file protocol seen from inside the sandbox (see
  * lfclient.h).  Each call opens its own descriptors, so threads may

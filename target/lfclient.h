@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfclient.h - the target side of the file protocol (ledgerfs(8)
  * PROTOCOL), shared by every program that runs inside the sandbox:

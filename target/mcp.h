@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp.h - the parts of ledgerfs-mcp(1): bounded line input and JSON-RPC
  * output (mcp_io.c), the downstream MCP server a passed call is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_call.c - tools/call (ledgerfs-mcp(1) TOOLS/CALL): one request line
  * per call, on a thread of its own so ping and cancellation are answered

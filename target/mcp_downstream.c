@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_downstream.c - the MCP server a passed call is forwarded to
  * (ledgerfs-mcp(1) DOWNSTREAM): spawned with pipes on its standard input

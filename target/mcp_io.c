@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_io.c - ledgerfs-mcp's input and output: lines read with a bound,
  * JSON parsed with a depth bound, responses written one whole line at a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_server.c - ledgerfs-mcp's JSON-RPC side (ledgerfs-mcp(1)
  * PROTOCOL): read lines, answer initialize, ping, tools/list, hand

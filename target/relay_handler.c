@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * relay_handler.c - ASSERT's host-mediator HTTP (host_mediator.py) over
  * the file protocol: the same checks in the same order, the same answers

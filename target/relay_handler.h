@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * relay_handler.h - one HTTP request of ASSERT's host-mediator protocol
  * turned into the case's target/ files and back (ledgerfs-relay(1)).

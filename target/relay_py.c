@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * relay_py.c - Python's truthiness, str(), strip() and repr() of a
  * string, as far as ASSERT's host mediator applies them to a request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * relay_py.h - the few Python behaviours ASSERT's host mediator leans on
  * when it reads a request (truthiness, str(), strip(), repr() of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console.c - `ledgerctl console`: a read-only web console over a mount
  * (ledgerctl(1) CONSOLE).  This file binds the listener, draws the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console_api.c - the JSON the console's endpoints answer with, built
  * from the index (console_index_int.h): summaries, pages of rows and

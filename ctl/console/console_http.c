@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console_http.c - the console's request handler (console_http.h), in
  * the order ledgerctl(1) CONSOLE gives: the Host guard on every request,

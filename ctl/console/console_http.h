@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console_http.h - the console's request handler, apart from the HTTP
  * server: a request in (method, path, the headers that matter, the query

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console_index.c - the console's incremental index of the view's cases
  * (console_index.h).  Per case it keeps where each row starts, one small

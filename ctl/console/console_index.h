@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console_index.h - what the console knows about the cases of a mount,
  * read through the view only (O_RDONLY, never the backing folder) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * console_index_int.h - what the index (console_index.c) shares with its
  * JSON views (console_api.c): the per-case records and how to take a

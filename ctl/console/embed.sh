@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # embed.sh OUT.c SRCDIR - writes the console's page files into a C array
 # (console_assets in console_http.h), so the binary serves them with no
 # file to install and no outside asset.

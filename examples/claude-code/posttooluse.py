@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Claude Code PostToolUse (and PostToolUseFailure) hook: reports the
 result of a call ledgerfs passed.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Claude Code PreToolUse hook: every tool call goes through ledgerfs.
 
 Reads Claude Code's hook input on stdin (tool_name, tool_input,

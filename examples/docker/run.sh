@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh - the daemon container and one target container for case CASE,
 # which sees only its case's target/ folder (at /mediator).  Run from the
 # source tree as root on a host with Docker.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """An OpenAI-style function-calling loop whose every tool call goes
 through ledgerfs (ledgerfs_client.py beside it).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ledgerfs_client - the target side of ledgerfs in Python (standard
 library only): register, call, result, as ledgerfs(8) PROTOCOL describes.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * baseline_server.c - the benchmark's yardstick: the minimal server that
  * does the same work per call as ledgerfs (strict parse, policy, mocks,

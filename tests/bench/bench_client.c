@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_client.c - the benchmark's targets: C processes, one case each,
  * making N calls (pass with its result, mock with a scenario, block)

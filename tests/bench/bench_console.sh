@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench_console.sh - how `ledgerctl console` copes with many cases and a
 # long one (ledgerctl(1) CONSOLE): a real mount with IDLE (default 1000)
 # registered cases and one case of CALLS (default 100000) calls, then the

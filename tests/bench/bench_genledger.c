@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_genledger.c - builds a large, valid ledger for timing `ledgerctl
  * verify`: rows shaped like the daemon's decision and completion rows,

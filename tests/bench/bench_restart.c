@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_restart.c - fills a backing folder with CASES registered cases of
  * CALLS mocked and passed calls each, made by the daemon's own core (real

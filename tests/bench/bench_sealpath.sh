@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench_sealpath.sh - how long sealpath takes over the Debian default PATH:
 # the median wall time of RUNS runs, beside a baseline of `ls -ld` over the
 # PATH folders (a walk that judges nothing), and their ratio.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_verify.c - `ledgerctl verify` without the rest of ledgerctl, for
  * trees where the CLI is not built yet: the same ctl_verify_main.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """relay_overhead.py - p50 of one mediated call made directly on the
 case's target/request file and of the same call through ledgerfs-relay
 (POST /mediate, a new connection each time, as ASSERT's client does).

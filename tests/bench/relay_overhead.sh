@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # relay_overhead.sh - run by hand from a build folder: the p50 overhead
 # of a call through ledgerfs-relay over the same call made directly on
 # the case's files, on a real mount (N calls each, default 1000).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_bench.sh - the ledgerfs benchmark (`make bench`, run from the build
 # folder).  A mediated call through a real ledgerfs mount against a
 # Unix-socket baseline doing the same work (parse, policy, mocks, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_console_request.c - fuzz harness for the console's request handler
  * (ctl/console/console_http.h) as the server runs it, over a view laid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_doc.c - fuzz harness for policy and mocks documents: the input is
  * YAML or JSON text, read by the one document parser, then loaded both as

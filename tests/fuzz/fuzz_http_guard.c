@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_http_guard.c - fuzz harness for the --listen grammar and the Host
  * guard (http/listen.h, http/guard.h).  An input is lines: a --listen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_mcp.c - fuzz harness for ledgerfs-mcp's input side: the bytes are
  * what an MCP client writes to the server's stdin, read by the bounded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_pattern.c - fuzz harness for the pattern module: the input is a
  * Python pattern, a NUL, then a subject (no NUL: a fixed subject).  Every

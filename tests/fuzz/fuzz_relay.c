@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_relay.c - fuzz harness for ledgerfs-relay's request handler
  * (target/relay_handler.h), the part that reads what the sandbox sends.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_request.c - fuzz harness for the request parser: every input goes
  * through the call, result and registration parsers, and each promise of

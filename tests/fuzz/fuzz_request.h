@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_request.h - the libFuzzer entry point of the request harness, shared
  * by the libFuzzer build and the plain replay program.

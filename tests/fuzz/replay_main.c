@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay_main.c - runs the request fuzz harness without libFuzzer: over
  * every seed of the corpus folder, then over deterministic mutations of

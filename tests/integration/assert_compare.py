@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """assert_compare.py - the differential run: generated policy, mocks,
 cassettes and calls go both to ASSERT's own host mediator (in this
 process) and to a mounted ledgerfs (ledgerctl open, then the target's

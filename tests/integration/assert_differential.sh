@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # assert_differential.sh - ASSERT's own Python mediator and a mounted
 # ledgerfs decide the same generated documents and calls (fixed seed);
 # every difference must be one ledgerfs-policy(5) DIFFERENCES FROM ASSERT

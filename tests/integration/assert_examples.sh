@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # assert_examples.sh - ASSERT's own example folder (policy.yaml, mocks.yaml,
 # cassettes/, copied unchanged into tests/data/assert-example) opens with
 # `ledgerctl open` as it is, and its calls decide as ASSERT decides them

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """assert_gen.py - policy, mocks, cassettes and calls for the ASSERT
 differential test, drawn from a seeded generator so every run is the
 same.  Only documents ASSERT's own loaders take are made, in the shapes

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """assert_oracle.py - ASSERT's own host mediator as a reference for the
 ledgerfs differential test: load POLICY and MOCKS (and a cassette folder)
 with ASSERT's loaders, feed each call of a JSONL file to its

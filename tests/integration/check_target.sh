@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_target.sh - `ledgerctl check-target PID` against real bubblewrap
 # targets: one bound the right way passes; one that also sees the backing
 # folder's parent, the whole view, the key's folder or a folder inside the

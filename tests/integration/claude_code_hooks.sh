@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # claude_code_hooks.sh - the Claude Code hooks of examples/claude-code
 # against a real mount, fed recorded hook inputs (tests/data/claude-code)
 # through the very commands settings.json names: pass is allowed, mock and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # closed_case.sh - ledgerfs(8) LIFECYCLE, "closed means closed": after
 # case_closed no row is ever appended.  A hostile target's writes after
 # close (whole lines, partial lines, over-long lines, a line begun before

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """console_browser.py - `ledgerctl console` in a real browser (headless
 Chromium through chromium-driver), called by console_browser.sh while a
 target keeps calling in case CASE:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # console_browser.sh - `ledgerctl console` in headless Chromium over a
 # real mount while a shell target keeps calling (console_browser.py has
 # the rules).  The screenshot stays in the build folder as

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """console_http.py - raw-HTTP checks of `ledgerctl console` (ledgerctl(1)
 CONSOLE), one rule a check, against a console already serving a real
 mount.  Called by console_http.sh:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # console_http.sh - `ledgerctl console` over a real mount, through raw
 # HTTP (console_http.py): the Host guard for every loopback form of
 # --listen, the launch token and its cookie, 403/405, the security

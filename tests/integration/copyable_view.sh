@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # copyable_view.sh - the host files of the view report their real size
 # (ledgerfs(8) THE VIEW): stat's size is the bytes a read returns, so
 # cp -r, tar and rsync of a case copy every byte; a read is still one

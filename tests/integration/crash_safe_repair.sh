@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # crash_safe_repair.sh - repair and naming survive a crash (ledgerfs(8),
 # RESTART; ledgerfs-ledger(5), RECOVERY).  A torn-tail repair killed at any
 # step (laid on disk as the step leaves it: journal with the tail still

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The daemon refuses to start on an unsafe backing folder (ledgerfs(8)
 # SAFETY CHECKS), one row per rule: input tree -> expected verdict and
 # reason.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # durability.sh - how rows are made durable (ledgerfs-ledger(5) DESCRIPTION;
 # ledgerfs(8) --sync): by default rows that cases append at the same time
 # share one flush (group commit), and the daemon's stop line says how many

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # eio_reason_in_target_error.sh - ledgerfs(8) "Errors of the target
 # folder": when the backing disk fails (an ext4 image shut down with
 # EXT4_IOC_SHUTDOWN, as a dead disk), the call that cannot be made

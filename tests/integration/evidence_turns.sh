@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # evidence_turns.sh - `ledgerctl evidence` over a real mount: calls in two
 # turns, a passed call left pending and marked missing at the turn, a late
 # result for it refused (EINVAL) and recorded; evidence per turn, in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # examples_are_valid.sh - what of examples/ can run without Docker,
 # Kubernetes, a GitHub runner or systemd as PID 1 is checked here: every
 # YAML parses (and says what its README promises), every shell script

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # export_and_verify_tar.sh - `ledgerctl export CASE FILE.tar` hands a case
 # on as a ustar archive (ledgerctl(1) EXPORT): ledger, case.json, status,
 # policy, mocks, evidence, the verify report and SHA256SUMS; tar(1) and

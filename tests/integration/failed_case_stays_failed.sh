@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # failed_case_stays_failed.sh - a case that failed closed is failed after
 # any restart (ledgerfs(8), FAILURE), even when what failed was a full
 # disk: the failed marker was made at creation and only renamed at fail

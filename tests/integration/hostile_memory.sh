@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # hostile_memory.sh - ledgerfs(8) LIMITS: a target holding many
 # descriptors, each with a large unterminated line, cannot grow the
 # daemon past --max-pending (nor past its case's share of it).  Lines

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # hostile_patterns.sh - a target that feeds mocks patterns what makes
 # regular expressions blow up (ledgerfs-policy(5) PATTERNS): the call is
 # answered blocked with reason pattern_limit and recorded, the daemon

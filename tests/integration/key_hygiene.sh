@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # key_hygiene.sh - the daemon refuses to start with a host key that
 # someone else could have planted or could replace (ledgerfs(8), SAFETY CHECKS):
 # the key file and its folders pass the backing folder's ownership and

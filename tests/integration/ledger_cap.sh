@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ledger_cap.sh - ledgerfs(8) LIMITS, --max-ledger: past the cap a case's
 # calls are blocked with one over_limit row, as past --max-calls; results
 # that would not fit are refused with EFBIG; the rows that end the case

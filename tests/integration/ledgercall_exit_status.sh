@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ledgercall_exit_status.sh - ledgercall's exit status follows the decision
 # (ledgercall(1) EXIT STATUS): 0 pass, 3 mock, 4 block, 1 error with the
 # reason on stderr.  One row per rule: tool or line -> expected status and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ledgerctl_durations.sh - `ledgerctl wait --timeout` takes the one
 # duration grammar (ledgerctl(1) DURATIONS): N seconds, or N with ms, s,
 # m or h; anything else exits 2 with a message and leaves the case alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfhold.c - a hostile writer for the memory tests: opens N descriptors
  * on one file of the view, leaves an unterminated line of BYTES on each,

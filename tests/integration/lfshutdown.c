@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfshutdown.c - cut an ext4 (or xfs) file system off as a power cut or a
  * dead disk would: EXT4_IOC_SHUTDOWN on any file of it.  From then on

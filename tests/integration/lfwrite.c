@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lfwrite.c - a tiny writer for the integration scripts: sends exact
  * bytes to a file of the view in exact write(2) calls and prints each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - shared helpers for the real-mount view tests (view_*.sh):
 # a private root-owned work folder, starting and stopping the daemon with
 # clean-up on every exit path, opening and registering cases by hand, and

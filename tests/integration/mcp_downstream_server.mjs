@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcp_downstream_server.mjs - the real implementation of the passed
 // tools in mcp_sdk_client.sh, an MCP stdio server written with the
 // official TypeScript SDK: ledgerfs-mcp forwards passed calls to it.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # mcp_inspector_cli.sh - the MCP Inspector's CLI mode
 # (@modelcontextprotocol/inspector, installed by npm into the build
 # folder, cached) lists a case's tools and calls a mocked and a blocked

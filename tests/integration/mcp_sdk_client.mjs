@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mcp_sdk_client.mjs - drives ledgerfs-mcp with the official MCP
 // TypeScript SDK client over stdio: list tools, a passed call (forwarded
 // to mcp_downstream_server.mjs), a mocked and a blocked call, ping while

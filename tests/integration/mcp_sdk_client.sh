@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # mcp_sdk_client.sh - an MCP client nobody here wrote drives a case end to
 # end: the official TypeScript SDK (@modelcontextprotocol/sdk, installed
 # by npm into the build folder, cached) talks to ledgerfs-mcp over stdio;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # mcp_server.sh - ledgerfs-mcp(1) at the JSON-RPC level, one rule a
 # check: the error codes for malformed input, the bounds, the result
 # shapes by decision, a refused call, stdout carrying JSON-RPC alone, and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # mount_helper_fstab.sh - the daemon started the ways an operator mounts
 # (ledgerfs(8) MOUNTING): `mount -t fuse.ledgerfs SOURCE DIR -o ...`,
 # mount.fuse3, and an /etc/fstab line (a temporary fstab read by

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # options_forms.sh - every daemon option in its three forms (--opt=VALUE,
 # --opt VALUE, -o opt=VALUE: ledgerfs(8) OPTIONS) takes effect; a bad
 # value in any form, an unknown option and an unknown libfuse option are

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # python_client.sh - examples/python against a real mount: the standard
 # library client's rules and the function-calling loop, as Python
 # unittest cases (test_ledgerfs_client.py), then the loop's demo as a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # python_re_parity.sh - the pattern module against CPython's re: a table of
 # patterns (Python syntax where PCRE2 reads differently, flags, classes,
 # escapes, groups) crossed with subjects; every re.search answer must be

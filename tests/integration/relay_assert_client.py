@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """relay_assert_client.py - drive a ledgerfs case through ledgerfs-relay
 with ASSERT's own target-side client (RemoteActionMediator and its
 AgentHooksToolHost), unchanged, from the reference copy of ASSERT.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # relay_assert_client.sh - ASSERT's own target client
 # (RemoteActionMediator, from the reference copy of ASSERT, unchanged)
 # drives a real mounted case through ledgerfs-relay (ledgerfs-relay(1)):

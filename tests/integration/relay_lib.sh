@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # relay_lib.sh - starting ledgerfs-relay beside a real mount for the
 # relay_*.sh tests: a free loopback port, the relay in the background
 # (stopped by lib.sh's clean-up), waiting until /health answers.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # relay_protocol.sh - ledgerfs-relay answers ASSERT's host-mediator HTTP
 # as host_mediator.py answers it (ledgerfs-relay(1) PROTOCOL), over a
 # real mounted case: one rule per check, driven with curl.

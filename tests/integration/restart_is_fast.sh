@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # restart_is_fast.sh - a restart does not match recorded calls again
 # (ledgerfs(8), RESTART): calls whose `when` pattern is slow to match
 # are recorded, then the daemon restarts; it must be serving again having

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # sigterm_exits_zero.sh - SIGTERM and SIGINT are a clean stop (ledgerfs(8)
 # SIGNALS): the daemon unmounts, exits 0, and its cases resume at the
 # next start with their ledger verifying.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # systemd_unit.sh - the installed unit is valid (`systemd-analyze verify`)
 # and the daemon speaks its Type=notify side (ledgerfs(8) SYSTEMD):
 # READY=1 on $NOTIFY_SOCKET once the view is mounted, STOPPING=1 at a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tamper_checked_state.sh - case.json edited while the daemon is down
 # (ledgerfs(8), RESTART): at load its policy and mocks are hashed and
 # compared with the hashes the `registered` row bound them to; a mismatch

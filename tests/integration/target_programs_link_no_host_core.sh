@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # target_programs_link_no_host_core.sh - what runs inside the sandbox
 # (ledgercall, ledgerfs-mcp) shares lfclient and never links the host
 # core: no core module's symbol is defined in them, ledgercall needs libc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Unit tests of examples/python/ledgerfs_client.py and the
 function-calling loop, against a real mount prepared by
 python_client.sh.  Environment: LF_EXAMPLES (examples/python), LF_DIR

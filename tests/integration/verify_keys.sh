@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # verify_keys.sh - `ledgerctl verify` names the key it checked with
 # (ledgerfs-ledger(5) LEDGERCTL VERIFY): its fingerprint, the one the
 # ledger's case_opened row records, a wrong key told apart from a forged

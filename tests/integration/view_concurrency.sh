@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_concurrency.sh - many targets at once against one daemon (ledgerfs(8)
 # THE VIEW and PROTOCOL, ledgerfs-ledger(5) VERIFICATION): 16 cases x 200
 # calls from 16 parallel shell targets (pass, mock and block mixed, results

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_errno_table.sh - every row of the errno table of the target folder
 # (ledgerfs(8) PROTOCOL) through a real mount: the errno of the write(2)
 # exactly, and the ledger row it leaves (or that it leaves none).  Also the

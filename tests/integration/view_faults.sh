@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_faults.sh - the daemon is killed (SIGKILL) while 8 targets call in
 # loops (ledgerfs(8) RESTART, ledgerfs-ledger(5) RECOVERY): every target
 # gets errors rather than hanging, the dead mount is detached, and a restart

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_hostile.sh - a hostile target and a careless host against a real
 # mount (ledgerfs(8) THE VIEW and PROTOCOL): huge lines, binary junk, deep
 # nesting, invalid UTF-8, path-like ids, files that do not exist and every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_listing.sh - what the view shows (ledgerfs(8) THE VIEW): folder
 # listings in attempt order, the ledger's bytes, status and its head, the
 # per-call files, replies, the read-back of `request` opened read-write, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_registration.sh - registration through a real mount (ledgerfs(8) THE
 # VIEW, PROTOCOL and LIFECYCLE): wrong case id or token refused and
 # recorded, nothing before registration, nothing before a valid policy,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_restart.sh - a clean restart of the daemon on the same backing folder
 # (ledgerfs(8) RESTART): every case resumes in its state (registered,
 # closed, unregistered, pending calls, scenario cursors, turn), a torn tail

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_sandbox.sh - the target folder inside bubblewrap (ledgerfs(8) THE
 # VIEW): with only cases/C/target bound at /mediator, a target running as
 # root or as uid 65534 sees its six files and nothing else of the view, no

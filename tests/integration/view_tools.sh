@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # view_tools.sh - the tools file (ledgerfs(8) FILES, ledgerctl(1) open
 # --tools): shown read-only to the target as target/tools, made from the
 # policy's names without wildcards when none is given, frozen at

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # sealpath_trees.sh - the sealpath command as users meet it: exact output
 # and exit status per rule over image trees (--root), --json, errors, and
 # the host's PATH and a bubblewrap sandbox checked against namei/getfacl.

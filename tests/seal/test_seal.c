@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_seal.c - sealpath's rules, one row per rule: an image tree is built
  * under a fresh root-owned folder, changed by the row's shell commands,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evidence_fixture.c - the host ledger the evidence and transcript tests
  * read (see evidence_fixture.h), and a runner that captures a ledgerctl

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evidence_fixture.h - a host ledger for the evidence and transcript
  * tests, written with ledger_append under a temporary key, with rows

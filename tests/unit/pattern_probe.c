@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pattern_probe.c - re.search for the shell: each stdin line is a JSON
  * array [pattern, subject]; each output line is 1 (match), 0 (no match),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_case.c - the case rules of ledgerfs(8) THE VIEW, LIFECYCLE and
  * PROTOCOL held by the core alone, no mount: lifecycle, registration,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_case_restart.c - a restart replays recorded decisions as facts
  * (ledgerfs(8), RESTART): the mock rule a decision row names moves the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cassette.c - cassette_file resolution on the host (names confined
  * to the cassette folder, no symbolic links) and `ledgerctl validate`.

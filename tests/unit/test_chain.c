@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_chain.c - the chain's hashing, HMAC, key derivation and host key
  * file rules (ledgerfs-ledger(5) ROWS, VERIFICATION and KEYS), one test per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_commit.c - group commit (src/commit.c) on a real filesystem, one
  * test per rule: which flush a batch gets, that a failure reaches the

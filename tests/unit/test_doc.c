@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_doc.c - YAML/JSON documents: core schema, refusals, bounds, and a
  * deterministic mutation replay that must never crash the parser.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_evidence.c - host evidence folded from a verified ledger, and
  * `ledgerctl evidence` refusing what it cannot verify (ledgerctl(1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_http_guard.c - the Host guard (http/guard.h) as one table: every
  * loopback form a listener may be given on --listen, times the Host

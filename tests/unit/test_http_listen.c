@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_http_listen.c - the --listen grammar (http/listen.h) as a table,
  * and the URL spelling of bound addresses.

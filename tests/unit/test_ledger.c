@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ledger.c - the ledger's rules (ledgerfs-ledger(5) ROWS, VERIFICATION
  * and RECOVERY): row format, durable append, verification that finds any

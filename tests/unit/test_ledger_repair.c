@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ledger_repair.c - torn-tail repair survives a kill at any point
  * (ledgerfs-ledger(5), RECOVERY).  Each test lays on disk the state a kill

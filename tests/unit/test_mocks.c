@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mocks.c - the mock library: `when` operators, rule precedence,
  * scenarios and cursors, determinism, the fallback chain and coverage.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pattern.c - patterns mean what Python's re.search means (a table
  * checked against CPython 3.11), refuse what Python refuses where PCRE2

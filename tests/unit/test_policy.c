@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_policy.c - the mediation policy: mode spellings, matching, rule
  * order, the default, exact reason texts and load-time refusals.

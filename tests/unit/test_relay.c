@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_relay.c - ledgerfs-relay's request handler (ledgerfs-relay(1))
  * against a backend that answers as the daemon would: the rules the real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_request.c - the rules of the target line parser (ledgerfs(8) THE
  * VIEW and PROTOCOL): one test per rule, and a table of hostile lines

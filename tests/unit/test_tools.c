@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_tools.c - the tools file (tools.h): which documents are taken,
  * as a table, and the file a policy implies when none is given.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_transcript.c - the transcript gate (ledgerctl(1) COMMANDS,
  * transcript): claims must match a host row by id, tool and args; a passing

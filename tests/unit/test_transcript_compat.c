@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_transcript_compat.c - the transcript gate's compatibility with
  * ASSERT (ledgerctl(1)): --replace drops the target's tool events and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_units.c - the duration and size grammar (units.h), as tables:
  * input -> accepted value, or refused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // app.js - the ledgerfs console's page (ledgerctl(1) CONSOLE).  Served
 // from the binary under `default-src 'self'`: no inline script, no
 // outside asset.  Every string from a ledger is set with textContent or

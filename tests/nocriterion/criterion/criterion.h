@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * criterion.h (stand-in) - used only when configure found no criterion:
  * each unit test still compiles, its tests become unused functions, and

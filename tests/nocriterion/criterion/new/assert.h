@@ -1,2 +1,3 @@
+/* SPDX-License-Identifier: MIT */
 /* stand-in: see ../criterion.h */
 #include "../criterion.h"
