@@ -7,6 +7,7 @@
  * merge keys), with alias expansion bounded.
  */
 #include "doc.h"
+#include "yaml11.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,230 +95,6 @@ static json_t *parse_json(const char *text, size_t len, struct lf_why *why)
 	return v;
 }
 
-/* The bytes of s from the set, after an optional sign; how many. */
-static size_t run_of(const char *s, const char *set)
-{
-	return strspn(s, set);
-}
-
-/* s without '_' (PyYAML drops them before converting), malloc'd. */
-static char *no_underscores(const char *s)
-{
-	char *t = malloc(strlen(s) + 1), *o = t;
-
-	if (!t)
-		return NULL;
-	for (; *s; s++)
-		if (*s != '_')
-			*o++ = *s;
-	*o = '\0';
-	return t;
-}
-
-/*
- * "A:B:C" in base 60 (PyYAML's sexagesimal): each part after the first is
- * [0-5]?[0-9].  Returns the number of parts, 0 when s is not of that shape
- * (the first part is digits and '_', and fraction, if any, the rest).
- */
-static int sexagesimal(const char *s, bool first_nonzero, double *out,
-		       const char **frac)
-{
-	const char *p = s;
-	double v = 0;
-	size_t n;
-	int parts = 1;
-
-	n = run_of(p, "0123456789_");
-	if (!n || !(*p >= '0' && *p <= '9') || (first_nonzero && *p == '0'))
-		return 0;
-	for (; p < s + n; p++)
-		if (*p != '_')
-			v = v * 10 + (*p - '0');
-	if (*p != ':')
-		return 0;
-	while (*p == ':') {
-		p++;
-		n = run_of(p, "0123456789");
-		if (n < 1 || n > 2 || (n == 2 && p[0] > '5'))
-			return 0;
-		v = v * 60 +
-		    (n == 2 ? (p[0] - '0') * 10 + (p[1] - '0') : (p[0] - '0'));
-		p += n;
-		parts++;
-	}
-	*frac = p;
-	*out = v;
-	return parts;
-}
-
-/*
- * A plain scalar as PyYAML's safe_load resolves it (YAML 1.1): null, the
- * booleans yes/no/on/off/true/false in three casings, integers in base
- * 2, 8 (leading 0), 10, 16 and 60 (12:30), floats that have a point (1e3
- * has none and stays a string), sexagesimal floats; everything else a
- * string (dates too: JSON has no date).  Returns a new reference, or NULL
- * with *problem set (a value JSON cannot hold).
- */
-static json_t *resolve_plain(const char *s, const char **problem)
-{
-	static const char *const trues[] = {
-		"yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"};
-	static const char *const falses[] = {"no",    "No",    "NO",
-					     "false", "False", "FALSE",
-					     "off",   "Off",   "OFF"};
-	const char *d = s, *frac;
-	char *clean = NULL, *end;
-	double sx;
-	int sign = 1;
-	size_t i, n;
-	json_t *v = NULL;
-
-	if (!*s || !strcmp(s, "~") || !strcmp(s, "null") ||
-	    !strcmp(s, "Null") || !strcmp(s, "NULL"))
-		return json_null();
-	for (i = 0; i < sizeof(trues) / sizeof(trues[0]); i++) {
-		if (!strcmp(s, trues[i]))
-			return json_true();
-		if (!strcmp(s, falses[i]))
-			return json_false();
-	}
-	if (*d == '+' || *d == '-')
-		sign = *d++ == '-' ? -1 : 1;
-	if (!strcmp(d, ".inf") || !strcmp(d, ".Inf") || !strcmp(d, ".INF") ||
-	    !strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN")) {
-		*problem = "infinity and NaN cannot be represented in JSON";
-		return NULL;
-	}
-	/* Integers: 0b, 0x, leading-0 octal, decimal, base 60. */
-	if (d[0] == '0' && d[1] == 'b' && d[2] &&
-	    !d[2 + run_of(d + 2, "01_")]) {
-		clean = no_underscores(d + 2);
-		if (!clean)
-			goto nomem;
-		if (!*clean)
-			goto str;
-		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 2);
-			if (errno || u > INT64_MAX)
-				goto range;
-			v = json_integer(sign * (json_int_t)u);
-		}
-		goto done;
-	}
-	if (d[0] == '0' && d[1] == 'x' && d[2] &&
-	    !d[2 + run_of(d + 2, "0123456789abcdefABCDEF_")]) {
-		clean = no_underscores(d + 2);
-		if (!clean)
-			goto nomem;
-		if (!*clean)
-			goto str;
-		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 16);
-			if (errno || u > INT64_MAX)
-				goto range;
-			v = json_integer(sign * (json_int_t)u);
-		}
-		goto done;
-	}
-	if (d[0] == '0' && d[1] && !d[1 + run_of(d + 1, "01234567_")]) {
-		clean = no_underscores(d);
-		if (!clean)
-			goto nomem;
-		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 8);
-			if (errno || u > INT64_MAX)
-				goto range;
-			v = json_integer(sign * (json_int_t)u);
-		}
-		goto done;
-	}
-	n = run_of(d, "0123456789_");
-	if (n && !d[n] && (!strcmp(d, "0") || (d[0] >= '1' && d[0] <= '9'))) {
-		clean = no_underscores(d);
-		if (!clean)
-			goto nomem;
-		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 10);
-			if (errno ||
-			    u > (unsigned long long)INT64_MAX + (sign < 0))
-				goto range;
-			v = json_integer(sign < 0 ? (json_int_t)(0 - u)
-						  : (json_int_t)u);
-		}
-		goto done;
-	}
-	if (sexagesimal(d, true, &sx, &frac) && !*frac) {
-		if (sx > 9.2e18)
-			goto range;
-		v = json_integer(sign * (json_int_t)sx);
-		goto done;
-	}
-	if (sexagesimal(d, false, &sx, &frac) && *frac == '.' &&
-	    !frac[1 + run_of(frac + 1, "0123456789_")]) {
-		clean = no_underscores(frac);
-		if (!clean)
-			goto nomem;
-		v = json_real(sign * (sx + strtod(clean, NULL)));
-		goto done;
-	}
-	/* Floats: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?, or \.[0-9_]+
-	 * with that exponent and no sign. */
-	{
-		const char *p = d;
-
-		n = run_of(p, "0123456789_");
-		if (n ? *p >= '0' && *p <= '9' : (p == s && *p == '.')) {
-			p += n;
-			if (*p == '.') {
-				p++;
-				i = run_of(p, "0123456789_");
-				p += i;
-				if (n || i) {
-					if ((*p == 'e' || *p == 'E') &&
-					    (p[1] == '+' || p[1] == '-') &&
-					    run_of(p + 2, "0123456789"))
-						p += 2 + run_of(p + 2,
-								"0123456789");
-					if (!*p) {
-						clean = no_underscores(s);
-						if (!clean)
-							goto nomem;
-						errno = 0;
-						{
-							double f = strtod(clean,
-									  &end);
-							if (errno == ERANGE &&
-							    (f > 1.0 ||
-							     f < -1.0))
-								goto range;
-							v = json_real(f);
-						}
-						goto done;
-					}
-				}
-			}
-		}
-	}
-str:
-	free(clean);
-	return json_string(s);
-done:
-	free(clean);
-	return v;
-range:
-	free(clean);
-	json_decref(v);
-	*problem = "number out of range";
-	return NULL;
-nomem:
-	*problem = "out of memory";
-	return NULL;
-}
-
 static int fail_at(struct lf_why *why, const yaml_mark_t *m, const char *what,
 		   const char *arg)
 {
@@ -392,7 +169,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 			return fail_at(why, &e->start_mark,
 				       "mapping keys must be strings", NULL);
 		if (!tag && e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
-			v = resolve_plain(s, &problem);
+			v = yaml11_resolve_plain(s, &problem);
 			if (!json_is_string(v)) {
 				json_decref(v);
 				return fail_at(why, &e->start_mark,
@@ -430,7 +207,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 	if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && !tag)
 		v = json_stringn(s, len);
 	else if (!tag)
-		v = resolve_plain(s, &problem);
+		v = yaml11_resolve_plain(s, &problem);
 	else if (!strcmp(tag, "str"))
 		v = json_stringn(s, len);
 	else {
@@ -451,7 +228,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 		if (i == sizeof(core) / sizeof(core[0]))
 			return fail_at(why, &e->start_mark, "tag not supported",
 				       tag - strlen(TAG_PREFIX));
-		v = resolve_plain(s, &problem);
+		v = yaml11_resolve_plain(s, &problem);
 		if (v && !(json_typeof(v) == core[i].type ||
 			   (core[i].type == JSON_TRUE && json_is_boolean(v)) ||
 			   (core[i].type == JSON_REAL && json_is_integer(v)))) {

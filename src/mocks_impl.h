@@ -74,4 +74,20 @@ struct mocks_state {
 	json_t *cursors;
 };
 
+/* A scenario rule that serves only in one state. */
+static inline bool waits_for_state(const struct mrule *r)
+{
+	return r->backend == BK_SCENARIO && r->when_state;
+}
+
+/*
+ * Per rule in trying order: 1 fits the call, 0 does not or not tried, 2
+ * the rule's `when` is an error (ASSERT's HTTP 400), with its text.
+ */
+struct mocks_fit {
+	size_t n;
+	char error[sizeof(((struct lf_why *)0)->msg)];
+	unsigned char fits[];
+};
+
 #endif
