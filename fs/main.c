@@ -5,6 +5,7 @@
  * loop.  Refuses to start, saying why, rather than run unsafely.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -14,15 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backing.h"
 #include "chain.h"
+#include "hostexec.h"
 #include "ops.h"
 #include "options.h"
+#include "privilege.h"
 #include "registry.h"
 #include "request.h"
 #include <fuse_lowlevel.h> /* fuse_parse_cmdline */
@@ -48,6 +54,7 @@ struct options {
 	char *backing;
 	char *key;
 	char *sync;
+	char *user; /* --user: drop to this user after mounting */
 	uint64_t max_line;
 	uint64_t max_calls;
 	uint64_t max_refused;
@@ -81,6 +88,8 @@ static const struct lfs_opt option_table[] = {
 	    "ledger bytes per case before calls are blocked (default 1GiB)"),
 	OPT("sync", LFS_OPT_WORD, sync, "group|file", "group|file",
 	    "one flush shared by rows (group, default) or one per row"),
+	OPT("user", LFS_OPT_NAME, user, NULL, "NAME",
+	    "after mounting, run as this unprivileged user"),
 	{NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -116,14 +125,55 @@ static int loop_status(int r)
  * fixed at ten busy threads, and every call thread waits for its flush:
  * concurrent cases need as many threads as there are cases calling.
  */
+/*
+ * The executor helper (ledgerfs(8) HOST EXECUTORS): forked while the
+ * daemon is still whole and has one thread, before it drops privileges
+ * and before it serves.  It keeps nothing of the daemon's but the
+ * socket: no key, no /dev/fuse, no ledger.  The daemon's end, or -1.
+ */
+static int start_helper(const char *mnt, const char *user, pid_t *pid)
+{
+	struct hostexec_helper_conf conf = {
+		.mountpoint = mnt,
+		.unmount_at_end = user != NULL,
+		.default_user = user ? user : "nobody",
+	};
+	int sv[2], devnull;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	*pid = fork();
+	if (*pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (*pid == 0) {
+		if (dup2(sv[1], 3) < 0)
+			_exit(1);
+		syscall(SYS_close_range, 4U, ~0U, 0U);
+		devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+			if (devnull > 3)
+				close(devnull);
+		}
+		_exit(hostexec_helper_main(3, &conf));
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
 static int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
-		     const char *mnt)
+		     const char *mnt, struct lfs_ctx *ctx, int hsock,
+		     bool dropped)
 {
 	struct fuse_loop_config *cfg = NULL;
+	struct hostexec *hx = NULL;
+	struct lf_why why;
 	int rc = 1;
 
-	if (fuse_mount(fuse, mnt) != 0)
-		return 1;
 	/*
 	 * libfuse leaves an ignored signal ignored, and a shell starts
 	 * background jobs with SIGINT ignored: SIGTERM and SIGINT stop the
@@ -134,6 +184,16 @@ static int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 	if (fuse_daemonize(opts->foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
+	/* Threads only now: fuse_daemonize forks and keeps one. */
+	hx = hostexec_client_new(hsock);
+	if (!hx) {
+		close(hsock);
+		hsock = -1;
+		fprintf(stderr,
+			"ledgerfs: cannot talk to the executor helper\n");
+		goto out_signals;
+	}
+	case_set_hostexec(hx);
 	/* Under systemd (Type=notify): serving from here on. */
 	sd_notifyf(0, "READY=1\nMAINPID=%lu\nSTATUS=serving %s",
 		   (unsigned long)getpid(), mnt);
@@ -170,7 +230,16 @@ static int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
-	fuse_unmount(fuse);
+	/* After --user only the helper, still root, may unmount. */
+	if (dropped && hx && hostexec_unmount(hx, &why) != LF_OK)
+		fprintf(stderr, "ledgerfs: unmount: %s\n", why.msg);
+	if (!dropped)
+		fuse_unmount(fuse);
+	case_set_hostexec(NULL);
+	if (hx)
+		hostexec_client_free(hx);
+	else if (hsock >= 0)
+		close(hsock);
 	return rc;
 }
 
@@ -301,6 +370,28 @@ static void warn_case(const char *name, const char *reason)
 	fprintf(stderr, "ledgerfs: case %s not served: %s\n", name, reason);
 }
 
+/*
+ * --user (ledgerfs(8) PRIVILEGE): the user must exist, not be root, and
+ * own the backing folder (made for it when missing).  0, or exit status.
+ */
+static int settle_user(const struct options *o, struct priv_user *u)
+{
+	struct lf_why why;
+
+	if (!o->user)
+		return 0;
+	if (priv_lookup(o->user, u, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		return 2;
+	}
+	/* "This user" of the safety checks is --user's from here on. */
+	backing_set_user(u->uid);
+	if (mkdir(o->backing, 0700) == 0 && chown(o->backing, u->uid, u->gid))
+		fprintf(stderr, "ledgerfs: chown %s: %s\n", o->backing,
+			strerror(errno));
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct options o = {0};
@@ -309,10 +400,13 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	struct lfs_ctx ctx = {0};
 	struct case_limits lim = {0};
+	struct priv_user user = {0};
 	unsigned char key[CHAIN_KEY_BYTES];
 	struct lf_why why = {{0}};
 	char mnt[PATH_MAX];
-	int rc;
+	pid_t helper = -1;
+	int rc, hsock = -1;
+	bool mounted = false;
 
 	rc = lfs_opts_parse(option_table, &o, argc, argv, &cl);
 	if (rc)
@@ -331,6 +425,9 @@ int main(int argc, char *argv[])
 	lim.max_calls = o.max_calls;
 	lim.max_refused = o.max_refused ? o.max_refused : 64;
 	rc = settle_bounds(&o, &lim, &ctx);
+	if (rc)
+		goto out;
+	rc = settle_user(&o, &user);
 	if (rc)
 		goto out;
 	rc = 2;
@@ -369,6 +466,28 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
 		goto out;
 	}
+	hsock = start_helper(mnt, o.user, &helper);
+	if (hsock < 0) {
+		fprintf(stderr,
+			"ledgerfs: cannot start the executor helper: %s\n",
+			strerror(errno));
+		explicit_bzero(key, sizeof(key));
+		goto out;
+	}
+	if (o.user) {
+		/* Mount as root, then drop before any case is touched. */
+		if (fuse_mount(fuse, mnt) != 0) {
+			explicit_bzero(key, sizeof(key));
+			goto out;
+		}
+		mounted = true;
+		if (priv_drop(&user, &why) != LF_OK) {
+			fprintf(stderr, "ledgerfs: refusing to serve: %s\n",
+				why.msg);
+			explicit_bzero(key, sizeof(key));
+			goto out;
+		}
+	}
 	if (registry_open(o.backing, key, &lim, warn_case, &ctx.reg, &why) !=
 	    LF_OK) {
 		fprintf(stderr, "ledgerfs: %s\n", why.msg);
@@ -384,10 +503,24 @@ int main(int argc, char *argv[])
 			"fdatasync per row\n");
 	ctx.max_line = lim.max_line;
 	ctx.started = time(NULL);
-	rc = lfs_serve(fuse, &fo, mnt);
+	if (!mounted && fuse_mount(fuse, mnt) != 0) {
+		registry_free(ctx.reg);
+		goto out;
+	}
+	mounted = false; /* lfs_serve unmounts */
+	rc = lfs_serve(fuse, &fo, mnt, &ctx, hsock, o.user != NULL);
+	hsock = -1;
 	report_commits(ctx.reg);
 	registry_free(ctx.reg);
 out:
+	if (hsock >= 0) {
+		/* Not served: the helper ends, and detaches a mount after --user. */
+		if (mounted && !o.user)
+			fuse_unmount(fuse);
+		close(hsock);
+	}
+	if (helper > 0)
+		waitpid(helper, NULL, 0);
 	if (fuse)
 		fuse_destroy(fuse);
 	free(fo.mountpoint);

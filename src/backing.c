@@ -50,9 +50,22 @@ static int backing_contains(dev_t odev, ino_t oino, const char *path,
 	return 0;
 }
 
+/* The daemon's user: this process's, or --user's before the drop. */
+static uid_t daemon_uid = (uid_t)-1;
+
+void backing_set_user(uid_t uid)
+{
+	daemon_uid = uid;
+}
+
+static uid_t this_user(void)
+{
+	return daemon_uid == (uid_t)-1 ? geteuid() : daemon_uid;
+}
+
 static bool owner_ok(const struct stat *st)
 {
-	return st->st_uid == 0 || st->st_uid == geteuid();
+	return st->st_uid == 0 || st->st_uid == this_user();
 }
 
 /*
@@ -112,7 +125,7 @@ static enum lf_err backing_check_ancestors(const char *real, struct lf_why *why)
 		bool writable = f->problem == SEAL_GROUP_WRITE ||
 				f->problem == SEAL_OTHER_WRITE;
 
-		if (f->problem == SEAL_OWNER && f->id == geteuid())
+		if (f->problem == SEAL_OWNER && f->id == this_user())
 			continue;
 		if (writable && lstat(f->path, &st) == 0 &&
 		    (st.st_mode & S_ISVTX) &&
@@ -149,7 +162,7 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
 			why, LF_VERIFY,
 			"backing folder %s is not a folder (or is a symbolic link)",
 			dir);
-	if (st.st_uid != geteuid())
+	if (st.st_uid != this_user())
 		return lf_fail(
 			why, LF_VERIFY,
 			"backing folder %s is owned by uid %u, not by this user",
@@ -302,6 +315,39 @@ enum lf_err backing_check_key(const char *keyfile, struct lf_why *why)
 		snprintf(msg, sizeof(msg), "%s", why->msg);
 		if (strncmp(msg, "above the backing folder: ", 26) == 0)
 			lf_fail(why, e, "above the key folder %s: %s", real,
+				msg + 26);
+	}
+	return e;
+}
+
+enum lf_err backing_check_trusted_file(const char *path, const char *what,
+				       struct lf_why *why)
+{
+	char real[PATH_MAX], msg[sizeof(why->msg)];
+	struct stat st;
+	enum lf_err e;
+
+	if (!realpath(path, real) || stat(real, &st) < 0)
+		return lf_fail(why, errno == ENOENT ? LF_NOT_FOUND : LF_IO,
+			       "%s %s: %s", what, path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return lf_fail(why, LF_BAD_NAME, "%s %s is not a regular file",
+			       what, path);
+	if (!owner_ok(&st))
+		return lf_fail(why, LF_VERIFY,
+			       "%s %s is owned by uid %u, not by root or this "
+			       "user",
+			       what, path, (unsigned)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return lf_fail(why, LF_VERIFY,
+			       "%s %s has mode %04o: group or others may write "
+			       "it",
+			       what, path, (unsigned)(st.st_mode & 07777));
+	e = backing_check_ancestors(real, why);
+	if (e != LF_OK) {
+		snprintf(msg, sizeof(msg), "%s", why->msg);
+		if (strncmp(msg, "above the backing folder: ", 26) == 0)
+			lf_fail(why, e, "above the %s %s: %s", what, path,
 				msg + 26);
 	}
 	return e;

@@ -6,6 +6,8 @@
 #ifndef LF_BACKING_H
 #define LF_BACKING_H
 
+#include <sys/types.h>
+
 #include "err.h"
 
 /*
@@ -30,5 +32,22 @@ enum lf_err backing_check(const char *dir, const char *mountpoint,
  * with why saying which rule, LF_IO for what cannot be checked.
  */
 enum lf_err backing_check_key(const char *keyfile, struct lf_why *why);
+
+/*
+ * Judge owners as the daemon's user uid from now on (--user, before the
+ * daemon drops to it); by default the process's own user.
+ */
+void backing_set_user(uid_t uid);
+
+/*
+ * A file the executor helper runs or reads (ledgerfs(8) HOST EXECUTORS),
+ * by the key file's rules after following links: a regular file
+ * (LF_BAD_NAME), owned by root or this user, not writable by group or
+ * others, every folder above by the backing folder's ancestor rules
+ * (LF_VERIFY).  LF_NOT_FOUND when missing, LF_IO when it cannot be
+ * checked.  what names it in why ("executor", "env file").
+ */
+enum lf_err backing_check_trusted_file(const char *path, const char *what,
+				       struct lf_why *why);
 
 #endif

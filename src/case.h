@@ -16,6 +16,7 @@
 #include "ledger.h"
 
 struct lf_case;
+struct hostexec;
 
 enum case_state {
 	CASE_OPENED,	 /* no valid policy yet */
@@ -69,6 +70,13 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		      struct lf_case **out, struct lf_why *why);
 
 void case_free(struct lf_case *c);
+
+/*
+ * The executor helper every case of this process runs host-executed
+ * calls through (borrowed; NULL: none, and such calls get an error
+ * result).  Set before serving, cleared after.
+ */
+void case_set_hostexec(struct hostexec *hx);
 
 /* Make the case's later appends durable through group g (see commit.h). */
 void case_set_commit(struct lf_case *c, struct commit_group *g);

@@ -62,6 +62,11 @@ static bool case_fits(const struct lf_case *c, unsigned long long bytes,
 	       c->lim.max_ledger + released;
 }
 
+bool case_fits_result(const struct lf_case *c, const json_t *row)
+{
+	return case_fits(c, row_bytes(row), MISSING_ROW_MAX);
+}
+
 /*
  * A call's decision row always leaves the over_limit row's room, even
  * once that row was written: a restart cannot tell which limit wrote
@@ -404,6 +409,16 @@ over:
 	return LF_OK;
 }
 
+/* The exec: of the rule that passed this call, or NULL (the target runs it). */
+static const struct exec_spec *case_exec_spec(struct lf_case *c,
+					      const struct request_call *rc)
+{
+	struct policy_decision d;
+
+	policy_decide(CASE_POLICY(c), rc->tool, &d);
+	return d.mode == LF_MODE_PASS ? d.exec : NULL;
+}
+
 enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		      char **reply, struct lf_why *why)
 {
@@ -417,6 +432,7 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 	long long off;
 	size_t rlen;
 	enum lf_mode mode;
+	const struct exec_spec *exec;
 	bool record = true;
 	enum lf_err e;
 	uint32_t seq;
@@ -476,6 +492,13 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 			e = lf_fail(why, LF_NOMEM, "out of memory");
 			goto out;
 		}
+		/* A pass the host runs: the reply waits for its result. */
+		if (mode == LF_MODE_PASS && (exec = case_exec_spec(c, &rc))) {
+			e = case_exec_call(c, rc.call_id, rc.args, exec, reply,
+					   why);
+			if (e != LF_OK)
+				goto out;
+		}
 	}
 	/* `reply` is the latest call's, recorded or not. */
 	free(c->latest_reply);
@@ -518,6 +541,11 @@ static enum lf_err case_result_locked(struct lf_case *c,
 
 	if (!e)
 		return lf_fail(why, LF_UNKNOWN_CALL, "no call with id '%s'",
+			       rr->call_id);
+	if (e->host_exec)
+		return lf_fail(why, LF_NOT_PASS,
+			       "call '%s' was run by the host: its result "
+			       "comes from the host",
 			       rr->call_id);
 	if (e->mode != LF_MODE_PASS)
 		return lf_fail(

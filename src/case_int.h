@@ -27,6 +27,7 @@ struct call_entry {
 	uint32_t seq;
 	uint8_t mode;	    /* enum lf_mode */
 	uint8_t completion; /* enum call_completion */
+	uint8_t host_exec;  /* a pass the host runs (case_exec.c) */
 	uint32_t dec_len, res_len;
 	long long dec_off, res_off; /* res_off < 0: no result row */
 };
@@ -58,6 +59,7 @@ struct lf_case {
 	unsigned long refused, refused_rows, over_limit;
 	bool ledger_full; /* a call did not fit under max_ledger: block all */
 	_Atomic size_t pending_bytes; /* partial target lines held (view) */
+	unsigned exec_running; /* executors running (hostexec.c's lock) */
 	char *latest_reply;
 	enum lf_err error_code;
 	char *error;
@@ -76,6 +78,16 @@ struct lf_case {
 /* case_tools.c: take the stored tools file at load, checking its hash. */
 enum lf_err case_load_tools(struct lf_case *c, const char *text,
 			    const char *digest, struct lf_why *why);
+
+/* case_exec.c: run a recorded passed call on the host (lock held). */
+struct exec_spec;
+enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
+			   const json_t *args, const struct exec_spec *spec,
+			   char **reply, struct lf_why *why);
+/* The reply of a recorded call, with a host-executed result.  Lock held. */
+char *case_reply_of(struct lf_case *c, const struct call_entry *e);
+/* case_call.c: does a passed call's result row fit under the cap? */
+bool case_fits_result(const struct lf_case *c, const json_t *row);
 
 /* case.c */
 void case_set_str(char **field, const char *fmt, ...)

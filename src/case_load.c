@@ -164,6 +164,7 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 	const char *mname = json_string_value(json_object_get(row, "mode"));
 	enum lf_mode mode;
 	struct lf_why why;
+	struct call_entry *e;
 
 	if (!id || !tool || !mname || policy_parse_mode(mname, &mode) < 0)
 		return;
@@ -181,10 +182,14 @@ static void case_replay_decision(struct lf_case *c, const json_t *row,
 				   json_string_value(json_object_get(
 					   row, "scenario_state")),
 				   &why);
-	case_add_call(
+	e = case_add_call(
 		c, id,
 		(uint32_t)json_integer_value(json_object_get(row, "sequence")),
 		mode, off, len);
+	/* A pass the host ran: its result is the host's, never the target's. */
+	if (e && mode == LF_MODE_PASS &&
+	    json_is_string(json_object_get(row, "executor")))
+		e->host_exec = 1;
 }
 
 static void case_replay_result(struct lf_case *c, const json_t *row,
@@ -297,13 +302,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		goto load_failed;
 	if (c->ncalls) {
 		struct call_entry *last = &c->calls[c->ncalls - 1];
-		json_t *row = ledger_read_row(c->ledger, last->dec_off,
-					      last->dec_len);
-
-		if (row) {
-			c->latest_reply = decision_reply(row);
-			json_decref(row);
-		}
+		c->latest_reply = case_reply_of(c, last);
 	}
 	close(c->dirfd);
 	c->dirfd = -1;

@@ -45,7 +45,9 @@ char *case_reply_for(struct lf_case *c, const char *call_id)
 
 	pthread_mutex_lock(&c->lock);
 	e = case_find_call(c, call_id);
-	if (e)
+	if (e && e->host_exec)
+		s = case_reply_of(c, e);
+	else if (e)
 		row = ledger_read_row(c->ledger, e->dec_off, e->dec_len);
 	pthread_mutex_unlock(&c->lock);
 	if (row) {

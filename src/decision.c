@@ -101,6 +101,13 @@ enum lf_err decision_fill_fit(const struct policy *p, const struct mocks *m,
 	switch (d.mode) {
 	case LF_MODE_PASS:
 		decision_pending(row);
+		if (d.exec) {
+			/* The host runs it (case_exec.c): not the target's. */
+			json_object_set_new(row, "executor",
+					    json_string("host"));
+			json_object_set_new(row, "result_source",
+					    json_string("host_executed"));
+		}
 		return LF_OK;
 	case LF_MODE_BLOCK:
 		decision_host_result(row, policy_block_payload(tool), true);

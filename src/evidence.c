@@ -44,15 +44,18 @@ static json_int_t row_number(const json_t *row)
 
 /*
  * result_authoritative follows result_source alone: only a result the
- * host generated is authoritative, whatever a row claims besides.
+ * host generated (host_mediator) or ran itself (host_executed) is
+ * authoritative, whatever a row claims besides.
  */
 static void set_authority(json_t *ev)
 {
 	const char *src =
 		json_string_value(json_object_get(ev, "result_source"));
 
-	json_object_set_new(ev, "result_authoritative",
-			    json_boolean(src && !strcmp(src, "host_mediator")));
+	json_object_set_new(
+		ev, "result_authoritative",
+		json_boolean(src && (!strcmp(src, "host_mediator") ||
+				     !strcmp(src, "host_executed"))));
 }
 
 /* A new event from a decision row (borrowed).  New reference or NULL. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "exec_spec.h"
 #include "mocks.h"
 #include "mocks_json.h"
 #include "pyval.h"
@@ -21,7 +22,8 @@ struct prule {
 	const char *label; /* match, or "<default>" */
 	char *note;	   /* str(note), "" when absent */
 	enum lf_mode mode;
-	const json_t *obj; /* borrowed from the policy's document */
+	const json_t *obj;	/* borrowed from the policy's document */
+	struct exec_spec *exec; /* a pass the host runs itself, or NULL */
 };
 
 struct policy {
@@ -101,7 +103,7 @@ int policy_parse_mode(const char *spelling, enum lf_mode *mode)
 static const char *const rule_keys[] = {
 	"match",       "mode",	 "name",   "note",     "description",
 	"mock",	       "poison", "inject", "cassette", "overrides",
-	"mock_source", "flag",	 "audit",  NULL,
+	"mock_source", "flag",	 "audit",  "exec",     NULL,
 };
 /* The default's payload keys are accepted and, as in ASSERT, unused. */
 static const char *const default_keys[] = {
@@ -203,6 +205,18 @@ static enum lf_err load_rule(const json_t *obj, const char *at, bool is_def,
 	rc = check_overrides(json_object_get(obj, "overrides"), at, why);
 	if (rc != LF_OK)
 		return rc;
+	/* A ledgerfs extension (ledgerfs-policy(5) HOST EXECUTORS). */
+	v = json_object_get(obj, "exec");
+	if (v) {
+		if (r->mode != LF_MODE_PASS)
+			return lf_fail(why, LF_EINVAL_DOC,
+				       "%s.exec: only a pass rule runs on the "
+				       "host",
+				       at);
+		rc = exec_spec_parse(v, at, &r->exec, why);
+		if (rc != LF_OK)
+			return rc;
+	}
 	r->obj = is_def ? NULL : obj;
 	return LF_OK;
 }
@@ -315,8 +329,10 @@ void policy_free(struct policy *p)
 	if (!p)
 		return;
 	json_decref(p->doc);
-	for (i = 0; p->rules && i < p->n; i++)
+	for (i = 0; p->rules && i < p->n; i++) {
 		free(p->rules[i].note);
+		exec_spec_free(p->rules[i].exec);
+	}
 	free(p->def.note);
 	free(p->rules);
 	free(p);
@@ -352,6 +368,7 @@ void policy_decide(const struct policy *p, const char *tool,
 		out->matched = r->label;
 		out->note = r->note;
 		out->rule = r->obj;
+		out->exec = r->exec;
 		/* ASSERT writes the rule with Python's repr(). */
 		quoted = pyval_repr_text(r->label);
 		snprintf(out->reason, sizeof(out->reason),
@@ -366,6 +383,7 @@ void policy_decide(const struct policy *p, const char *tool,
 		out->rule_index = (int)i;
 		out->note = r->note;
 		out->rule = r->obj;
+		out->exec = r->exec;
 	} else {
 		out->rule_index = -1;
 		out->mode = p ? p->def.mode : LF_MODE_BLOCK;

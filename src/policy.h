@@ -53,7 +53,9 @@ struct policy_decision {
 	const char *matched; /* the rule's match, or "<default>" */
 	const char *note;    /* str() of the rule's note, "" when none */
 	const json_t *rule;  /* the interaction, NULL for the default */
-	char reason[1200];   /* "allowed by mediation policy rule 'X'" ... */
+	/* pass rules only: how the host runs the tool, or NULL (exec_spec.h) */
+	const struct exec_spec *exec;
+	char reason[1200]; /* "allowed by mediation policy rule 'X'" ... */
 };
 
 /* First rule whose match fits wins; no rule: the default (block if absent). */
