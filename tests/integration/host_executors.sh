@@ -93,6 +93,25 @@ rule_eq status 3 "$st"
 rule_has out "$out" '"result_source":"host_executed"'
 rule_end
 
+# The Python client reads the same reply as the host's result.
+py=$(LEDGERFS_DIR="$mnt/cases/C/target" PYTHONPATH="$top_srcdir/examples/python" \
+	timeout 30 python3 -c '
+import ledgerfs_client as l
+d = l.Client().call("inspect", {"via": "python"}, call_id="p1")
+print(d.host_executed, d.passed, d.returned["args"])
+' 2>&1)
+assert_eq python_client_sees_a_host_executed_result "True False {'via': 'python'}" "$py"
+
+# The Claude Code hook denies the tool with the host's result as reason.
+hk=$(printf '%s' '{"hook_event_name":"PreToolUse","tool_name":"inspect","tool_input":{"via":"hook"},"tool_use_id":"toolu_hx1","session_id":"s","cwd":"/"}' |
+	LEDGERFS_DIR="$mnt/cases/C/target" LEDGERCALL="$LEDGERCALL" \
+	timeout 30 python3 "$top_srcdir/examples/claude-code/pretooluse.py" 2>&1)
+rule_begin claude_code_hook_denies_a_host_executed_call_with_its_result
+rule_has decision "$hk" '"permissionDecision": "deny"'
+rule_has reason "$hk" 'the host ran this tool; its result:'
+rule_has result "$hk" 'via'
+rule_end
+
 # Restart: the completion is a fact; the reply reads the same.
 before=$(cat "$mnt/cases/C/target/replies/c1")
 lf_stop
