@@ -152,10 +152,16 @@ static int start_helper(const char *mnt, const char *user, pid_t *pid)
 		if (dup2(sv[1], 3) < 0)
 			_exit(1);
 		syscall(SYS_close_range, 4U, ~0U, 0U);
+		/*
+		 * No stdio either: a caller reading the daemon's output (a
+		 * shell's $(...), mount(8)) must see its end when the daemon
+		 * goes to the background, not when the helper does.
+		 */
 		devnull = open("/dev/null", O_RDWR);
 		if (devnull >= 0) {
 			dup2(devnull, 0);
 			dup2(devnull, 1);
+			dup2(devnull, 2);
 			if (devnull > 3)
 				close(devnull);
 		}
