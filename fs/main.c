@@ -239,8 +239,11 @@ out_unmount:
 	/* After --user only the helper, still root, may unmount. */
 	if (dropped && hx && hostexec_unmount(hx, &why) != LF_OK)
 		fprintf(stderr, "ledgerfs: unmount: %s\n", why.msg);
-	if (!dropped)
-		fuse_unmount(fuse);
+	/*
+	 * After the helper's detach libfuse finds the connection gone and
+	 * only frees its copy of the mount point.
+	 */
+	fuse_unmount(fuse);
 	case_set_hostexec(NULL);
 	if (hx)
 		hostexec_client_free(hx);
