@@ -5,9 +5,14 @@
  * bounded), and the helper itself answering over a socketpair.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -251,4 +256,113 @@ Test(hostexec, helper_runs_an_executor_and_returns_its_json)
 	exec_spec_free(spec);
 	hostexec_client_free(hx);
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+}
+
+struct bound_call {
+	struct hostexec *hx;
+	unsigned *running;
+	const struct exec_spec *spec;
+	bool ok;
+};
+
+static void *bound_run(void *arg)
+{
+	struct bound_call *b = arg;
+	struct hostexec_result res;
+	struct lf_why why;
+	json_t *args = json_object();
+
+	b->ok = hostexec_run(b->hx, b->running, b->spec, args, &res, &why) ==
+			LF_OK &&
+		!res.is_error;
+	hostexec_result_clear(&res);
+	json_decref(args);
+	return NULL;
+}
+
+static int count_started(const char *dir)
+{
+	char cmd[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c '^s\\.'", dir);
+	f = popen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+/* Five calls of one case: four executors run, the fifth waits its turn. */
+Test(hostexec, executors_per_case_are_bounded_to_four)
+{
+	struct hostexec_helper_conf conf = {.default_user = "nobody"};
+	char dir[] = "/tmp/hxbound.XXXXXX", path[128], text[512];
+	struct bound_call calls[5];
+	pthread_t t[5];
+	struct exec_spec *spec;
+	struct hostexec *hx;
+	struct lf_why why;
+	unsigned running = 0;
+	json_t *v;
+	FILE *f;
+	int sv[2], i, n = 0;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to run executors as nobody");
+	cr_assert_not_null(mkdtemp(dir));
+	chmod(dir, 0755);
+	snprintf(path, sizeof(path), "%s/run", dir);
+	mkdir(path, 01777);
+	chmod(path, 01777);
+	snprintf(path, sizeof(path), "%s/gate", dir);
+	snprintf(
+		text, sizeof(text),
+		"#!/bin/sh\ncat >/dev/null\nmktemp %s/run/s.XXXXXX >/dev/null\n"
+		"while [ ! -e %s/run/release ]; do sleep 0.02; done\n"
+		"echo '{}'\n",
+		dir, dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, 0755);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(hostexec_helper_main(sv[1], &conf));
+	}
+	close(sv[1]);
+	hx = hostexec_client_new(sv[0]);
+	v = json_pack("{s:[s]}", "argv", path);
+	cr_assert_eq(exec_spec_parse(v, "t", &spec, &why), LF_OK);
+	for (i = 0; i < 5; i++) {
+		calls[i] = (struct bound_call){hx, &running, spec, false};
+		pthread_create(&t[i], NULL, bound_run, &calls[i]);
+	}
+	snprintf(path, sizeof(path), "%s/run", dir);
+	for (i = 0; i < 500 && (n = count_started(path)) < 4; i++)
+		usleep(20000);
+	cr_assert_eq(n, 4, "%d executors started", n);
+	usleep(300000);
+	cr_assert_eq(count_started(path), 4, "a fifth started past the bound");
+	snprintf(path, sizeof(path), "%s/run/release", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0644));
+	for (i = 0; i < 5; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert(calls[i].ok, "call %d failed", i);
+	}
+	snprintf(path, sizeof(path), "%s/run", dir);
+	cr_assert_eq(count_started(path), 5);
+	json_decref(v);
+	exec_spec_free(spec);
+	hostexec_client_free(hx);
+	waitpid(pid, NULL, 0);
+	snprintf(text, sizeof(text), "rm -rf %s", dir);
+	cr_assert_eq(system(text), 0);
 }
