@@ -409,16 +409,6 @@ over:
 	return LF_OK;
 }
 
-/* The exec: of the rule that passed this call, or NULL (the target runs it). */
-static const struct exec_spec *case_exec_spec(struct lf_case *c,
-					      const struct request_call *rc)
-{
-	struct policy_decision d;
-
-	policy_decide(CASE_POLICY(c), rc->tool, &d);
-	return d.mode == LF_MODE_PASS ? d.exec : NULL;
-}
-
 enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		      char **reply, struct lf_why *why)
 {
@@ -493,7 +483,8 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 			goto out;
 		}
 		/* A pass the host runs: the reply waits for its result. */
-		if (mode == LF_MODE_PASS && (exec = case_exec_spec(c, &rc))) {
+		if (mode == LF_MODE_PASS &&
+		    (exec = case_exec_spec(c, rc.tool))) {
 			e = case_exec_call(c, rc.call_id, rc.args, exec, reply,
 					   why);
 			if (e != LF_OK)

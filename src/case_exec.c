@@ -23,6 +23,14 @@ void case_set_hostexec(struct hostexec *hx)
 	atomic_store(&case_hx, hx);
 }
 
+const struct exec_spec *case_exec_spec(struct lf_case *c, const char *tool)
+{
+	struct policy_decision d;
+
+	policy_decide(CASE_POLICY(c), tool, &d);
+	return d.mode == LF_MODE_PASS ? d.exec : NULL;
+}
+
 /* The result fields a host-executed completion sets on its reply. */
 static const char *const result_fields[] = {
 	"returned",	    "is_error",	     "real_executed",

@@ -79,8 +79,10 @@ struct lf_case {
 enum lf_err case_load_tools(struct lf_case *c, const char *text,
 			    const char *digest, struct lf_why *why);
 
-/* case_exec.c: run a recorded passed call on the host (lock held). */
+/* case_exec.c: the exec: of the rule that passes tool, or NULL. */
 struct exec_spec;
+const struct exec_spec *case_exec_spec(struct lf_case *c, const char *tool);
+/* case_exec.c: run a recorded passed call on the host (lock held). */
 enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 			   const json_t *args, const struct exec_spec *spec,
 			   char **reply, struct lf_why *why);
