@@ -53,6 +53,12 @@ int ctl_export_main(int argc, char **argv);
 /* verify, for a FILE.tar from export as for a ledger (ctl/ctl_export.c). */
 int ctl_verify_any_main(int argc, char **argv);
 
+/*
+ * cassette CASE OUTDIR [--key FILE] | cassette --compare OUTDIR CASE
+ * [--key FILE] [--json] (ctl/ctl_cassette.c): see ledgerctl(1) CASSETTES.
+ */
+int ctl_cassette_main(int argc, char **argv);
+
 /* Mount-side commands (src/ctl_case.c); mount is the view's root. */
 int ctl_case_main(const char *mount, int argc, char **argv);
 

@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"  transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
 		"  check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
 		"  console [--listen ADDR[:PORT]] [--allow-remote] [--key FILE] [MOUNTPOINT]\n"
+		"  cassette CASE OUTDIR [--key FILE]\n"
+		"  cassette --compare OUTDIR CASE [--key FILE] [--json]\n"
 		"The mount defaults to $LEDGERFS_MOUNT, else " CTL_DEFAULT_MOUNT
 		". See ledgerctl(1).\n");
 }
@@ -42,6 +44,7 @@ static const struct {
 	{"transcript", ctl_transcript_main},
 	{"check-target", ctl_check_target_main},
 	{"console", ctl_console_main},
+	{"cassette", ctl_cassette_main},
 };
 
 int main(int argc, char **argv)
