@@ -90,6 +90,8 @@ echo "== libFuzzer on the relay's request handler (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-relay FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
 echo "== libFuzzer on ledgerfs-mcp's input side (15 s)"
 (cd build/plain && make -s fuzz-mcp FUZZ_SECONDS=15) || rc=1
+echo "== libFuzzer on the ledger-to-cassette conversion (15 s)"
+(cd build/plain && make -s fuzz-cassette FUZZ_SECONDS=15) || rc=1
 
 total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
 total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)

@@ -11,18 +11,22 @@
 #include "cassette_write.h"
 #include "jsoneq.h"
 
+/* Members compared as JSON values; absent on both sides is the same. */
+static bool same_member(const json_t *a, const json_t *b, const char *key)
+{
+	const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+
+	return (!x && !y) || json_value_equal(x, y);
+}
+
 static bool same_call(const json_t *a, const json_t *b)
 {
-	return json_equal(json_object_get(a, "tool"),
-			  json_object_get(b, "tool")) &&
-	       json_value_equal(json_object_get(a, "args"),
-				json_object_get(b, "args"));
+	return same_member(a, b, "tool") && same_member(a, b, "args");
 }
 
 static bool same_reply(const json_t *a, const json_t *b)
 {
-	return json_value_equal(json_object_get(a, "returned"),
-				json_object_get(b, "returned")) &&
+	return same_member(a, b, "returned") &&
 	       json_is_true(json_object_get(a, "is_error")) ==
 		       json_is_true(json_object_get(b, "is_error"));
 }
