@@ -134,7 +134,7 @@ Test(cassette_write, one_result_of_a_tool_is_a_replay_rule_and_recording)
 
 Test(cassette_write, host_executed_results_are_replayed_like_reported_ones)
 {
-	json_t *d = decision(1, "crm", "pass", NULL, false);
+	json_t *d = decision(1, "crm", "pass", NULL, false), *d2;
 	struct cassette_set s;
 
 	/* In the decision row itself, as a host executor may write it. */
@@ -142,8 +142,12 @@ Test(cassette_write, host_executed_results_are_replayed_like_reported_ones)
 	json_object_set_new(d, "completion_status", json_string("complete"));
 	json_object_set_new(d, "returned", json_string("real"));
 	json_object_set_new(d, "real_executed", json_true());
-	s = build(rows_of(d, decision(2, "crm", "pass", NULL, false),
-			  result(2, "host_executed", "\"other\"", true), NULL));
+	/* Or in a completion row after a pending decision (ledgerfs(8)
+	 * HOST EXECUTORS). */
+	d2 = decision(2, "crm", "pass", NULL, false);
+	json_object_set_new(d2, "result_source", json_string("host_executed"));
+	s = build(rows_of(d, d2, result(2, "host_executed", "\"other\"", true),
+			  NULL));
 	cr_assert(
 		eq_text(json_object_get(json_array_get(s.calls, 0), "returned"),
 			"\"real\""));
