@@ -69,6 +69,25 @@ static json_t *load_at(int dirfd, const char *name)
 }
 
 /*
+ * A case that is over appends nothing more, so the snapshot must end
+ * where the daemon's status says (ledgerfs-ledger(5) CHECKPOINTS); an
+ * open case may have moved on since.
+ */
+static bool over_and_matches(const struct read_case *rc)
+{
+	const char *state =
+		json_string_value(json_object_get(rc->status, "state"));
+
+	if (!state || (strcmp(state, "closed") && strcmp(state, "failed")))
+		return true;
+	return json_integer_value(json_object_get(rc->status, "rows")) ==
+		       (json_int_t)rc->nrows &&
+	       json_string_value(json_object_get(rc->status, "head")) &&
+	       !strcmp(json_string_value(json_object_get(rc->status, "head")),
+		       rc->head);
+}
+
+/*
  * Read CASE from the mount and verify its ledger as `export` does (the
  * host key when there is one, ledgerctl(1) KEYS).  0, 1 (does not
  * verify) or 2 (no such case, unreadable key or files); says why.
@@ -131,6 +150,14 @@ static int read_case(const char *cmd, const char *name, const char *key_path,
 	}
 	rc->nrows = v.rows;
 	memcpy(rc->head, v.head, sizeof(rc->head));
+	if (!over_and_matches(rc)) {
+		fprintf(stderr,
+			"ledgerctl %s: %s: the ledger read does not end where "
+			"the daemon's status says\n",
+			cmd, name);
+		rcode = 1;
+		goto out;
+	}
 	rcode = 0;
 out:
 	if (mfd >= 0)

@@ -7,7 +7,6 @@
  */
 #include "cassette_write.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,14 +142,40 @@ static void stem_of(json_int_t seq, char out[32])
 	snprintf(out, 32, "call-%06lld", (long long)seq);
 }
 
+/* The code point of the UTF-8 sequence at s (jansson checked it). */
+static unsigned long code_point(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return s[0];
+	if ((s[0] & 0xE0) == 0xC0)
+		return ((s[0] & 0x1Ful) << 6) | (s[1] & 0x3F);
+	if ((s[0] & 0xF0) == 0xE0)
+		return ((s[0] & 0x0Ful) << 12) | ((s[1] & 0x3Ful) << 6) |
+		       (s[2] & 0x3F);
+	return ((s[0] & 0x07ul) << 18) | ((s[1] & 0x3Ful) << 12) |
+	       ((s[2] & 0x3Ful) << 6) | (s[3] & 0x3F);
+}
+
+/* What Python's str.strip() removes (str.isspace()). */
+static bool py_space(unsigned long c)
+{
+	return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) ||
+	       c == 0x85 || c == 0xA0 || c == 0x1680 ||
+	       (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+	       c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
 /* Can tool be a mocks rule's `tool` that matches it and no recorded
  * tool before it?  NULL, or why not. */
 static const char *tool_problem(const char *tool)
 {
-	size_t n = strlen(tool);
+	const unsigned char *t = (const unsigned char *)tool;
+	size_t n = strlen(tool), last = n;
 
-	if (!n || isspace((unsigned char)tool[0]) ||
-	    isspace((unsigned char)tool[n - 1]))
+	while (last > 0 && (t[last - 1] & 0xC0) == 0x80)
+		last--;
+	if (!n || py_space(code_point(t)) ||
+	    (last > 0 && py_space(code_point(t + last - 1))))
 		return "a mocks rule's tool is trimmed";
 	return mocks_pattern_problem(tool);
 }

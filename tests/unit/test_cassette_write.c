@@ -231,6 +231,26 @@ Test(cassette_write, a_tool_name_no_rule_can_match_is_refused)
 	json_decref(rows);
 }
 
+/* ASSERT strips a rule's tool as Python's str.strip() does. */
+Test(cassette_write, a_tool_name_with_blanks_at_its_ends_is_refused)
+{
+	static const char *const names[] = {" x", "x\t", "x\xc2\xa0",
+					    "\xe3\x80\x80x"};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		json_t *rows = rows_of(
+			decision(1, names[i], "mock", "1", false), NULL);
+		struct cassette_set s;
+		struct lf_why why = {{0}};
+
+		cr_assert_eq(cassette_build(rows, "C1", NULL, &s, &why),
+			     LF_EINVAL_DOC, "%zu", i);
+		cr_assert(strstr(why.msg, "trimmed"), "%s", why.msg);
+		json_decref(rows);
+	}
+}
+
 Test(cassette_write, tools_with_a_star_go_after_exact_tools)
 {
 	struct cassette_set s =
