@@ -6,6 +6,7 @@
  */
 #include "ctl_tree.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -86,6 +87,11 @@ void ctl_tree_free(struct ctl_tree *t)
 
 char *ctl_tree_slurp(const char *path, size_t max, size_t *len)
 {
+	return ctl_tree_slurp_at(AT_FDCWD, path, max, len);
+}
+
+char *ctl_tree_slurp_at(int dirfd, const char *path, size_t max, size_t *len)
+{
 	char *buf = malloc(max + 1);
 	size_t got = 0;
 	ssize_t r;
@@ -93,7 +99,7 @@ char *ctl_tree_slurp(const char *path, size_t max, size_t *len)
 
 	if (!buf)
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		free(buf);
 		return NULL;
@@ -180,4 +186,68 @@ out:
 	explicit_bzero(seed, sizeof(seed));
 	free(path);
 	return rc;
+}
+
+static int ctl_tree_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *ctl_tree_kept_checkpoints(int dir, size_t *len)
+{
+	char **names = NULL, *out = NULL, *text;
+	size_t n = 0, cap = 0, i, total = 0, tl;
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	*len = 0;
+	fd = openat(dir, "checkpoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp"))
+			continue;
+		if (n == cap) {
+			char **p = realloc(names, (cap = cap ? 2 * cap : 16) *
+							  sizeof(*names));
+
+			if (!p)
+				goto out;
+			names = p;
+		}
+		if (!(names[n] = strdup(de->d_name)))
+			goto out;
+		n++;
+	}
+	/* Names are zero-padded sizes: name order is size order. */
+	qsort(names, n, sizeof(*names), ctl_tree_name_cmp);
+	out = malloc(n * CHECKPOINT_MAX + 1);
+	if (!out)
+		goto out;
+	for (i = 0; i < n; i++) {
+		text = ctl_tree_slurp_at(dirfd(d), names[i], CHECKPOINT_MAX,
+					 &tl);
+		if (!text)
+			continue;
+		memcpy(out + total, text, tl);
+		total += tl;
+		free(text);
+	}
+	out[total] = '\0';
+	*len = total;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	if (out && !total) {
+		free(out);
+		out = NULL;
+	}
+	return out;
 }

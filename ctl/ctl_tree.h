@@ -37,6 +37,7 @@ void ctl_tree_free(struct ctl_tree *t);
 
 /* Read a whole small file (at most max bytes).  malloc'd, NUL-ended. */
 char *ctl_tree_slurp(const char *path, size_t max, size_t *len);
+char *ctl_tree_slurp_at(int dirfd, const char *path, size_t max, size_t *len);
 
 /*
  * The verifier key: arg is a vkey, or the path of a file holding one.
@@ -47,5 +48,12 @@ int ctl_tree_vkey(const char *cmd, const char *arg, struct note_key *k);
 /* Signing key and name from the host key path (pubkey).  0, or 2. */
 int ctl_tree_own_key(const char *cmd, const char *host_key_path,
 		     struct note_key *k);
+
+/*
+ * The checkpoints kept in a backing case folder's checkpoints/ (dirfd),
+ * one after another in increasing size, as export carries them.
+ * malloc'd, NULL when there are none.
+ */
+char *ctl_tree_kept_checkpoints(int dirfd, size_t *len);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,25 +31,15 @@ struct pub_set {
 	size_t n, cap;
 };
 
-/* Read, parse and check the signature of one checkpoint file: 0, 1, 2. */
-static int pub_add(struct pub_set *s, const char *path,
-		   const struct note_key *k)
+/* Parse and check the signature of one checkpoint: 0, 1 or 2. */
+static int pub_add_one(struct pub_set *s, const char *label, const char *text,
+		       size_t len, const struct note_key *k)
 {
 	struct lf_why why = {{0}};
 	struct checkpoint cp;
-	size_t len = 0;
-	char *text = ctl_tree_slurp(path, CHECKPOINT_MAX, &len);
-	enum lf_err e;
 
-	if (!text) {
-		fprintf(stderr, "ledgerctl verify: %s: %s\n", path,
-			strerror(errno));
-		return 2;
-	}
-	e = checkpoint_open(text, len, k, &cp, &why);
-	free(text);
-	if (e != LF_OK) {
-		printf("bad: %s: %s\n", path, why.msg);
+	if (checkpoint_open(text, len, k, &cp, &why) != LF_OK) {
+		printf("bad: %s: %s\n", label, why.msg);
 		return 1;
 	}
 	if (s->n == s->cap) {
@@ -61,12 +52,59 @@ static int pub_add(struct pub_set *s, const char *path,
 		s->v = p;
 		s->cap = nc;
 	}
-	s->v[s->n].label = strdup(path);
+	s->v[s->n].label = strdup(label);
 	s->v[s->n].cp = cp;
 	if (!s->v[s->n].label)
 		return 2;
 	s->n++;
 	return 0;
+}
+
+/*
+ * A file of one checkpoint or several one after another (as export's
+ * `checkpoints`): a new one starts at the first line after a signature
+ * line that is not a signature line.  0, 1 or 2.
+ */
+static int pub_add(struct pub_set *s, const char *path,
+		   const struct note_key *k)
+{
+	size_t len = 0, max = (size_t)CHECKPOINT_MAX * VERIFY_PUB_MAX;
+	char *text = ctl_tree_slurp(path, max, &len), label[4200];
+	const char *p, *start, *end, *nl;
+	bool in_sigs = false;
+	int rc = 0, i = 0;
+
+	if (!text) {
+		fprintf(stderr, "ledgerctl verify: %s: %s\n", path,
+			strerror(errno));
+		return 2;
+	}
+	p = start = text;
+	end = text + len;
+	while (!rc && p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end - 1;
+		if (in_sigs && strncmp(p, "\xe2\x80\x94 ", 4) != 0) {
+			snprintf(label, sizeof(label), "%s#%d", path, ++i);
+			rc = pub_add_one(s, label, start, (size_t)(p - start),
+					 k);
+			start = p;
+			in_sigs = false;
+		}
+		if (nl == p)
+			in_sigs = true; /* the empty line before signatures */
+		p = nl + 1;
+	}
+	if (!rc) {
+		if (i)
+			snprintf(label, sizeof(label), "%s#%d", path, ++i);
+		else
+			snprintf(label, sizeof(label), "%s", path);
+		rc = pub_add_one(s, label, start, (size_t)(end - start), k);
+	}
+	free(text);
+	return rc;
 }
 
 /* A backing case folder's `checkpoint` and checkpoints/ files: 0, 1, 2. */
@@ -75,6 +113,7 @@ static int pub_add_folder(struct pub_set *s, const char *dir,
 {
 	char path[4200];
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 	int rc = 0;
 
@@ -82,6 +121,9 @@ static int pub_add_folder(struct pub_set *s, const char *dir,
 	if (access(path, F_OK) == 0)
 		rc = pub_add(s, path, k);
 	snprintf(path, sizeof(path), "%s/checkpoints", dir);
+	/* An export holds them in one file, a backing folder one a file. */
+	if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return pub_add(s, path, k);
 	d = opendir(path);
 	while (!rc && d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp"))

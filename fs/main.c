@@ -305,7 +305,7 @@ static void warn_case(const char *name, const char *reason)
 /*
  * The checkpoint signing key, beside the host key (KEY.sign), under the
  * same rules, created on first start like the host key (ledgerfs(8),
- * KEYS).  0, or -1 said on stderr.
+ * --key).  0, or -1 said on stderr.
  */
 static int lfs_load_signing_key(const char *host_key_path,
 				const unsigned char host_key[CHAIN_KEY_BYTES])

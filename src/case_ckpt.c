@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * case_ckpt.c - signed checkpoints of a case (ledgerfs-ledger(5)
+ * case_ckpt.c - signed checkpoints of a case (ledgerfs-ledger(5) SIGNED
  * CHECKPOINTS): the latest in the backing folder as `checkpoint`, each one
  * made at a turn or at case_closed also kept as checkpoints/<size>, so a
  * later truncation or a fork of the ledger shows against them.

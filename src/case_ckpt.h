@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * case_ckpt.h - a case's signed checkpoints (ledgerfs-ledger(5)
- * CHECKPOINTS; ledgerfs(8) KEYS): when they are written, where they are
+ * case_ckpt.h - a case's signed checkpoints (ledgerfs-ledger(5) SIGNED
+ * CHECKPOINTS; ledgerfs(8) --key): when they are written, where they are
  * kept, and their check at load.
  */
 #ifndef LF_CASE_CKPT_H

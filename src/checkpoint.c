@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * checkpoint.c - C2SP tlog-checkpoint and signed-note, Ed25519 only
- * (ledgerfs-ledger(5) CHECKPOINTS).  Everything read is checked to be the
+ * (ledgerfs-ledger(5) SIGNED CHECKPOINTS).  Everything read is checked to be the
  * canonical form, so no two texts carry the same checkpoint: a flipped bit
  * anywhere is a refusal, never a silent equivalent.
  */

@@ -2,7 +2,7 @@
 /*
  * checkpoint.h - signed tree heads: the C2SP tlog-checkpoint body in a
  * C2SP signed-note with one Ed25519 signature, and the verifier key
- * ("vkey") that checks it (ledgerfs-ledger(5) CHECKPOINTS).  Parsing is
+ * ("vkey") that checks it (ledgerfs-ledger(5) SIGNED CHECKPOINTS).  Parsing is
  * strict and bounded: a checkpoint is refused unless it is exactly what
  * checkpoint_sign writes.
  */

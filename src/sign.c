@@ -3,7 +3,7 @@
  * sign.c - Ed25519 (RFC 8032, through libgcrypt's "eddsa" flag) and plain
  * SHA-256 for the Merkle tree and checkpoints.  Kept apart from chain.c,
  * which holds the chain and MAC keys: the signing key never derives from
- * them (ledgerfs-ledger(5) CHECKPOINTS).
+ * them (ledgerfs-ledger(5) SIGNED CHECKPOINTS).
  */
 #include "sign.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sign.h - Ed25519 signatures and plain SHA-256 for the Merkle tree and
- * signed checkpoints (ledgerfs-ledger(5) CHECKPOINTS).  With chain.c, the
+ * signed checkpoints (ledgerfs-ledger(5) SIGNED CHECKPOINTS).  With chain.c, the
  * only place libgcrypt lives.
  */
 #ifndef LF_SIGN_H
@@ -40,7 +40,7 @@ bool sign_ed25519_verify(const unsigned char pub[SIGN_PUB_BYTES],
 
 /*
  * The signing key's file, kept beside the host key: the host key's path
- * with ".sign" appended (ledgerfs(8) KEYS).  malloc'd, NULL if no memory.
+ * with ".sign" appended (ledgerfs(8) --key).  malloc'd, NULL if no memory.
  */
 char *sign_key_path(const char *host_key_path);
 
