@@ -225,7 +225,8 @@ char *ctl_tree_kept_checkpoints(int dir, size_t *len)
 		n++;
 	}
 	/* Names are zero-padded sizes: name order is size order. */
-	qsort(names, n, sizeof(*names), ctl_tree_name_cmp);
+	if (n)
+		qsort(names, n, sizeof(*names), ctl_tree_name_cmp);
 	out = malloc(n * CHECKPOINT_MAX + 1);
 	if (!out)
 		goto out;

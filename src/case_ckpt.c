@@ -299,7 +299,8 @@ char *case_ckpt_load(struct lf_case *c, int dir)
 		if (msg)
 			goto out;
 	}
-	qsort(seen, n, sizeof(*seen), case_ckpt_by_size);
+	if (n)
+		qsort(seen, n, sizeof(*seen), case_ckpt_by_size);
 	sizes = malloc((n ? n : 1) * sizeof(*sizes));
 	roots = malloc((n ? n : 1) * sizeof(*roots));
 	if (!sizes || !roots) {
