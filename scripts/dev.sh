@@ -82,6 +82,8 @@ echo "== libFuzzer on the request parser (${FUZZ_SECONDS:-30} s)"
 echo "== libFuzzer on patterns and on policy/mocks documents (15 s each)"
 (cd build/plain && make -s fuzz-pattern FUZZ_SECONDS=15) || rc=1
 (cd build/plain && make -s fuzz-doc FUZZ_SECONDS=15) || rc=1
+echo "== libFuzzer on signed checkpoints and verifier keys (15 s)"
+(cd build/plain && make -s fuzz-checkpoint FUZZ_SECONDS=15) || rc=1
 echo "== libFuzzer on the HTTP Host guard (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-http-guard FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
 echo "== libFuzzer on the console's request handler (${FUZZ_SECONDS:-30} s)"
