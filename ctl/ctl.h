@@ -53,6 +53,19 @@ int ctl_export_main(int argc, char **argv);
 /* verify, for a FILE.tar from export as for a ledger (ctl/ctl_export.c). */
 int ctl_verify_any_main(int argc, char **argv);
 
+/*
+ * cassette CASE OUTDIR [--key FILE] | cassette --compare OUTDIR CASE
+ * [--key FILE] [--json] (ctl/ctl_cassette.c): see ledgerctl(1) CASSETTES.
+ */
+int ctl_cassette_main(int argc, char **argv);
+/* pubkey [--key FILE] (ctl/ctl_pubkey.c): 0, or 2. */
+int ctl_pubkey_main(int argc, char **argv);
+/* prove CASE ROW, consistency OLD NEW (ctl/ctl_prove.c): 0, 1 bad, 2. */
+int ctl_prove_main(int argc, char **argv);
+int ctl_consistency_main(int argc, char **argv);
+/* verify --pubkey=VKEY LEDGER [CHECKPOINT ...] (ctl/ctl_verify_pub.c). */
+int ctl_verify_pub_main(int argc, char **argv);
+
 /* Mount-side commands (src/ctl_case.c); mount is the view's root. */
 int ctl_case_main(const char *mount, int argc, char **argv);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "ctl_tree.h"
 #include "ctl_verify.h"
 #include "evidence.h"
 #include "ledger.h"
@@ -324,6 +325,13 @@ static int export_gather(const char *mount, const char *backing,
 		member_add(x, "tools.json", text, len);
 	else
 		free(text);
+	/* Signed checkpoints (ledgerfs-ledger(5) SIGNED CHECKPOINTS). */
+	text = slurp_at(bfd, "checkpoint", TAR_MAX_DOC, &len);
+	if (text)
+		member_add(x, "checkpoint", text, len);
+	text = ctl_tree_kept_checkpoints(bfd, &len);
+	if (text)
+		member_add(x, "checkpoints", text, len);
 	text = json_text(ev, &len);
 	ev = NULL;
 	if (member_add(x, "evidence.json", text, len))

@@ -26,7 +26,13 @@ static void usage(FILE *f)
 		"  evidence LEDGER [--turn N] [--key FILE]\n"
 		"  transcript LEDGER --target FILE [--turn N] [--key FILE]\n"
 		"  check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
+		"  verify --pubkey=VKEY LEDGER [CHECKPOINT ...]\n"
+		"  pubkey [--key FILE]\n"
+		"  prove CASE|FOLDER ROW [--checkpoint FILE]\n"
+		"  consistency OLD NEW [--ledger LEDGER]\n"
 		"  console [--listen ADDR[:PORT]] [--allow-remote] [--key FILE] [MOUNTPOINT]\n"
+		"  cassette CASE OUTDIR [--key FILE]\n"
+		"  cassette --compare OUTDIR CASE [--key FILE] [--json]\n"
 		"The mount defaults to $LEDGERFS_MOUNT, else " CTL_DEFAULT_MOUNT
 		". See ledgerctl(1).\n");
 }
@@ -42,6 +48,10 @@ static const struct {
 	{"transcript", ctl_transcript_main},
 	{"check-target", ctl_check_target_main},
 	{"console", ctl_console_main},
+	{"cassette", ctl_cassette_main},
+	{"pubkey", ctl_pubkey_main},
+	{"prove", ctl_prove_main},
+	{"consistency", ctl_consistency_main},
 };
 
 int main(int argc, char **argv)
@@ -75,6 +85,11 @@ int main(int argc, char **argv)
 	/* Subcommands that take --mount themselves default to the global one. */
 	setenv("LEDGERFS_MOUNT", mount, 1);
 	chain_init();
+	/* Public verification has its own file (ctl/ctl_verify_pub.c). */
+	if (!strcmp(argv[a], "verify"))
+		for (i = (size_t)a + 1; i < (size_t)argc; i++)
+			if (!strncmp(argv[i], "--pubkey", 8))
+				return ctl_verify_pub_main(argc - a, argv + a);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[a], commands[i].name) == 0)
 			return commands[i].main(argc - a, argv + a);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "case_ckpt.h"
 #include "tree.h"
 
 #define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
@@ -167,6 +168,8 @@ static char *fh_snapshot(struct node *n)
 		return case_tools_text(n->c);
 	case N_TARGET_TOOLS:
 		return case_target_tools(n->c);
+	case N_CHECKPOINT:
+		return case_checkpoint_text(n->c);
 	case N_REPLY:
 		return case_latest_reply(n->c);
 	case N_REPLYFILE:

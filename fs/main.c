@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "backing.h"
+#include "case_ckpt.h"
 #include "chain.h"
 #include "hostexec.h"
 #include "ops.h"
@@ -401,6 +402,41 @@ static int settle_user(const struct options *o, struct priv_user *u)
 	return 0;
 }
 
+/*
+ * The checkpoint signing key, beside the host key (KEY.sign), under the
+ * same rules, created on first start like the host key (ledgerfs(8),
+ * --key).  0, or -1 said on stderr.
+ */
+static int lfs_load_signing_key(const char *host_key_path,
+				const unsigned char host_key[CHAIN_KEY_BYTES])
+{
+	unsigned char seed[SIGN_SEED_BYTES];
+	char fp[CHAIN_FP_LEN + 1], *path = sign_key_path(host_key_path);
+	struct lf_why why = {{0}};
+	int rc = -1;
+
+	if (!path) {
+		fputs("ledgerfs: out of memory\n", stderr);
+		return -1;
+	}
+	if (backing_check_key(path, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		goto out;
+	}
+	if (chain_load_host_key(path, seed, &why) != LF_OK) {
+		fprintf(stderr, "ledgerfs: checkpoint signing key: %s\n",
+			why.msg);
+		goto out;
+	}
+	chain_key_fingerprint(host_key, CHAIN_KEY_BYTES, fp);
+	case_ckpt_set_signer(seed, fp);
+	rc = 0;
+out:
+	explicit_bzero(seed, sizeof(seed));
+	free(path);
+	return rc;
+}
+
 int main(int argc, char *argv[])
 {
 	struct options o = {0};
@@ -473,6 +509,11 @@ int main(int argc, char *argv[])
 	}
 	if (chain_load_host_key(o.key, key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: host key: %s\n", why.msg);
+		goto out;
+	}
+	/* Before any case loads: its checkpoints are checked at load. */
+	if (lfs_load_signing_key(o.key, key) < 0) {
+		explicit_bzero(key, sizeof(key));
 		goto out;
 	}
 	hsock = start_helper(mnt, o.user, &helper);

@@ -37,6 +37,7 @@ enum node_kind {
 	N_ERROR,
 	N_TOOLS,	/* host: the tools file given at open */
 	N_TARGET_TOOLS, /* target: what tools/list shows, read-only */
+	N_CHECKPOINT,	/* host: the latest signed checkpoint, read-only */
 	N_KIND_COUNT
 };
 

@@ -82,6 +82,8 @@ echo "== libFuzzer on the request parser (${FUZZ_SECONDS:-30} s)"
 echo "== libFuzzer on patterns and on policy/mocks documents (15 s each)"
 (cd build/plain && make -s fuzz-pattern FUZZ_SECONDS=15) || rc=1
 (cd build/plain && make -s fuzz-doc FUZZ_SECONDS=15) || rc=1
+echo "== libFuzzer on signed checkpoints and verifier keys (15 s)"
+(cd build/plain && make -s fuzz-checkpoint FUZZ_SECONDS=15) || rc=1
 echo "== libFuzzer on the HTTP Host guard (${FUZZ_SECONDS:-30} s)"
 (cd build/plain && make -s fuzz-http-guard FUZZ_SECONDS="${FUZZ_SECONDS:-30}") || rc=1
 echo "== libFuzzer on the console's request handler (${FUZZ_SECONDS:-30} s)"
@@ -92,6 +94,8 @@ echo "== libFuzzer on ledgerfs-mcp's input side (15 s)"
 (cd build/plain && make -s fuzz-mcp FUZZ_SECONDS=15) || rc=1
 echo "== libFuzzer on the executor helper's frames (15 s)"
 (cd build/plain && make -s fuzz-hostexec FUZZ_SECONDS=15) || rc=1
+echo "== libFuzzer on the ledger-to-cassette conversion (15 s)"
+(cd build/plain && make -s fuzz-cassette FUZZ_SECONDS=15) || rc=1
 
 total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
 total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)

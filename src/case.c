@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "case_ckpt.h"
 #include "case_fail.h"
 #include "doc.h"
 #include "request.h"
@@ -272,6 +273,8 @@ enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 		 */
 		case_mark_failed(c);
 		case_write_meta(c);
+	} else {
+		case_ckpt_after_append(c, row);
 	}
 	return e;
 }

@@ -69,6 +69,9 @@ struct lf_case {
 	 * evidence, so nothing of the case is written again.
 	 */
 	bool load_failed;
+	/* The last checkpoint's size and time (case_ckpt.c). */
+	uint64_t ckpt_rows;
+	long long ckpt_ms;
 };
 
 #define CASE_POLICY(c) ((c)->pdoc ? (c)->pdoc->policy : NULL)

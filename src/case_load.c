@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "case_ckpt.h"
 #include "case_fail.h"
 #include "request.h"
 
@@ -268,6 +269,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	char path[160], *failed = NULL, *marked = NULL;
 	bool meta_ok = false;
 	enum lf_err e = LF_OK;
+	char *ckpt_bad = NULL;
 
 	if (!request_valid_id(name, strlen(name)))
 		return lf_fail(why, LF_BAD_NAME, "bad case folder name");
@@ -300,6 +302,8 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	if (ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, false,
 			case_replay_row, &lc, &c->ledger, &lwhy) != LF_OK)
 		goto load_failed;
+	/* The tree, and the signed checkpoints against it. */
+	ckpt_bad = case_ckpt_load(c, c->dirfd);
 	if (c->ncalls) {
 		struct call_entry *last = &c->calls[c->ncalls - 1];
 		c->latest_reply = case_reply_of(c, last);
@@ -322,6 +326,12 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		case_load_fail(c, "policy no longer loads: %s",
 			       CASE_STR(c->policy_error));
 	}
+	/* A checkpoint that does not hold fails even a closed case. */
+	if (ckpt_bad && c->state != CASE_FAILED) {
+		case_load_fail(c, "at load: %s", ckpt_bad);
+		c->load_failed = true;
+	}
+	free(ckpt_bad);
 	goto done;
 load_failed:
 	/*

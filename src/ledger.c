@@ -7,6 +7,8 @@
  */
 #include "ledger.h"
 
+#include "merkle.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +30,7 @@ struct ledger {
 	long long size; /* where the next line lands */
 	bool broken;	/* a write or flush failed: refuse every append */
 	struct commit_group *commit; /* borrowed; NULL: own fdatasync */
+	struct merkle_range tree;    /* of the rows (ledgerfs-ledger(5) TREE) */
 };
 
 char *ledger_canonical(const json_t *row)
@@ -145,6 +148,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	l->size += (long long)n + 1;
 	l->head.rows++;
 	chain_sha256_hex(line, n, l->head.head);
+	merkle_append(&l->tree, line, n);
 	rc = LF_OK;
 out:
 	free(body);
@@ -197,6 +201,16 @@ bool ledger_broken(const struct ledger *l)
 long long ledger_size(const struct ledger *l)
 {
 	return l->size;
+}
+
+const struct merkle_range *ledger_tree(const struct ledger *l)
+{
+	return &l->tree;
+}
+
+void ledger_set_tree(struct ledger *l, const struct merkle_range *r)
+{
+	l->tree = *r;
 }
 
 int ledger_fd(const struct ledger *l)

@@ -107,6 +107,14 @@ bool ledger_broken(const struct ledger *l);
 /* Where this ledger's own durable rows end (bytes).  Under the case lock. */
 long long ledger_size(const struct ledger *l);
 
+/*
+ * The Merkle tree of the rows appended since open or since the last
+ * ledger_set_tree (case_ckpt.c rebuilds it from the file at load).
+ */
+struct merkle_range;
+const struct merkle_range *ledger_tree(const struct ledger *l);
+void ledger_set_tree(struct ledger *l, const struct merkle_range *r);
+
 void ledger_close(struct ledger *l);
 
 /*

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl_tree.c - a ledger's leaves and the keys that check its
+ * checkpoints, for the ledgerctl commands of ledgerctl(1) PUBLIC
+ * VERIFICATION.  The chain is checked before any leaf is trusted.
+ */
+#include "ctl_tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chain.h"
+#include "ctl.h"
+#include "ctl_verify.h"
+#include "ledger.h"
+
+int ctl_tree_open(const char *path)
+{
+	struct stat st;
+	int dirfd, fd;
+
+	if (stat(path, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode))
+		return open(path, O_RDONLY | O_CLOEXEC);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -1;
+	if (faccessat(dirfd, "status", F_OK, 0) == 0)
+		fd = ctl_snapshot_ledger(dirfd);
+	else
+		fd = openat(dirfd, "ledger.jsonl", O_RDONLY | O_CLOEXEC);
+	close(dirfd);
+	return fd;
+}
+
+/* Row 1's case_id, kept by the scan's first call. */
+static int ctl_tree_first(void *ctx, const json_t *row, long long off,
+			  size_t len)
+{
+	struct ctl_tree *t = ctx;
+	const char *id = json_string_value(json_object_get(row, "case_id"));
+
+	(void)off;
+	(void)len;
+	if (!t->case_id[0] && id)
+		snprintf(t->case_id, sizeof(t->case_id), "%s", id);
+	return 0;
+}
+
+int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
+{
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
+	enum lf_err e;
+
+	memset(t, 0, sizeof(*t));
+	e = ledger_verify_fd(fd, NULL, NULL, ctl_tree_first, t, &rep, &why);
+	if (e == LF_IO) {
+		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);
+		return 2;
+	}
+	if (e != LF_OK) {
+		printf("bad: %s\n", why.msg);
+		return 1;
+	}
+	e = merkle_scan_fd(fd, rep.good_bytes, NULL, NULL, 0, NULL, &t->leaves,
+			   &t->n, &why);
+	if (e != LF_OK) {
+		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);
+		return 2;
+	}
+	return 0;
+}
+
+void ctl_tree_free(struct ctl_tree *t)
+{
+	free(t->leaves);
+	t->leaves = NULL;
+}
+
+char *ctl_tree_slurp(const char *path, size_t max, size_t *len)
+{
+	return ctl_tree_slurp_at(AT_FDCWD, path, max, len);
+}
+
+char *ctl_tree_slurp_at(int dirfd, const char *path, size_t max, size_t *len)
+{
+	char *buf = malloc(max + 1);
+	size_t got = 0;
+	ssize_t r;
+	int fd;
+
+	if (!buf)
+		return NULL;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while (got <= max) {
+		r = read(fd, buf + got, max + 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got > max) {
+		free(buf);
+		errno = EFBIG;
+		return NULL;
+	}
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
+int ctl_tree_vkey(const char *cmd, const char *arg, struct note_key *k)
+{
+	struct lf_why why = {{0}};
+	char *text = NULL;
+	size_t len;
+	enum lf_err e;
+
+	/* A vkey has two '+'; a file name given here rarely does. */
+	if (!strchr(arg, '+') || access(arg, F_OK) == 0) {
+		text = ctl_tree_slurp(arg, 1024, &len);
+		if (!text) {
+			fprintf(stderr, "ledgerctl %s: verifier key %s: %s\n",
+				cmd, arg, strerror(errno));
+			return 2;
+		}
+	}
+	e = checkpoint_vkey_parse(text ? text : arg, k, &why);
+	free(text);
+	if (e != LF_OK) {
+		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);
+		return 2;
+	}
+	return 0;
+}
+
+int ctl_tree_own_key(const char *cmd, const char *host_key_path,
+		     struct note_key *k)
+{
+	unsigned char host[CHAIN_KEY_BYTES], seed[SIGN_SEED_BYTES];
+	unsigned char pub[SIGN_PUB_BYTES];
+	char fp[CHAIN_FP_LEN + 1], name[CHECKPOINT_NAME_MAX];
+	char *path = sign_key_path(host_key_path);
+	int rc = 2, r;
+
+	if (!path)
+		return 2;
+	r = ctl_read_key(cmd, host_key_path, host);
+	if (r == 1)
+		fprintf(stderr, "ledgerctl %s: host key %s: %s\n", cmd,
+			host_key_path, strerror(errno));
+	if (r != 0)
+		goto out;
+	r = ctl_read_key(cmd, path, seed);
+	if (r == 1)
+		fprintf(stderr,
+			"ledgerctl %s: signing key %s: %s (the daemon makes it at its first start)\n",
+			cmd, path, strerror(errno));
+	if (r != 0)
+		goto out;
+	if (sign_public(seed, pub) < 0) {
+		fprintf(stderr, "ledgerctl %s: cannot derive the public key\n",
+			cmd);
+		goto out;
+	}
+	chain_key_fingerprint(host, CHAIN_KEY_BYTES, fp);
+	checkpoint_key_name(fp, name);
+	checkpoint_key_make(k, name, pub);
+	rc = 0;
+out:
+	explicit_bzero(host, sizeof(host));
+	explicit_bzero(seed, sizeof(seed));
+	free(path);
+	return rc;
+}
+
+static int ctl_tree_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *ctl_tree_kept_checkpoints(int dir, size_t *len)
+{
+	char **names = NULL, *out = NULL, *text;
+	size_t n = 0, cap = 0, i, total = 0, tl;
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	*len = 0;
+	fd = openat(dir, "checkpoints", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp"))
+			continue;
+		if (n == cap) {
+			char **p = realloc(names, (cap = cap ? 2 * cap : 16) *
+							  sizeof(*names));
+
+			if (!p)
+				goto out;
+			names = p;
+		}
+		if (!(names[n] = strdup(de->d_name)))
+			goto out;
+		n++;
+	}
+	/* Names are zero-padded sizes: name order is size order. */
+	if (n)
+		qsort(names, n, sizeof(*names), ctl_tree_name_cmp);
+	out = malloc(n * CHECKPOINT_MAX + 1);
+	if (!out)
+		goto out;
+	for (i = 0; i < n; i++) {
+		text = ctl_tree_slurp_at(dirfd(d), names[i], CHECKPOINT_MAX,
+					 &tl);
+		if (!text)
+			continue;
+		memcpy(out + total, text, tl);
+		total += tl;
+		free(text);
+	}
+	out[total] = '\0';
+	*len = total;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	if (out && !total) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_checkpoint.c - signed checkpoints and verifier keys
+ * (ledgerfs-ledger(5) CHECKPOINTS): the exact bytes written, the key id
+ * of signed-note, canonical base64, and every single-bit flip of a signed
+ * checkpoint refused.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+
+static void test_key(struct note_key *k, unsigned char seed[32])
+{
+	unsigned char pub[32];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		seed[i] = (unsigned char)i;
+	cr_assert_eq(sign_public(seed, pub), 0);
+	checkpoint_key_make(k, "ledgerfs/0123456789abcdef", pub);
+}
+
+static char *test_checkpoint(struct note_key *k, unsigned char seed[32],
+			     struct checkpoint *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	strcpy(cp->origin, "ledgerfs/0123456789abcdef/case-1");
+	cp->size = 42;
+	memset(cp->root, 0xab, sizeof(cp->root));
+	test_key(k, seed);
+	return checkpoint_sign(cp, k, seed);
+}
+
+Test(checkpoint, signed_checkpoint_has_the_documented_bytes)
+{
+	struct note_key k;
+	struct checkpoint cp;
+	unsigned char seed[32];
+	char *s = test_checkpoint(&k, seed, &cp);
+	const char *body = "ledgerfs/0123456789abcdef/case-1\n42\n"
+			   "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=\n\n"
+			   "\xe2\x80\x94 ledgerfs/0123456789abcdef ";
+
+	cr_assert_not_null(s);
+	cr_assert_eq(strncmp(s, body, strlen(body)), 0, "%s", s);
+	/* base64 of 4 + 64 bytes, then the final newline. */
+	cr_assert_eq(strlen(s), strlen(body) + 92 + 1);
+	cr_assert_eq(s[strlen(s) - 1], '\n');
+	free(s);
+}
+
+Test(checkpoint, own_signature_verifies)
+{
+	struct note_key k;
+	struct checkpoint cp, got;
+	unsigned char seed[32];
+	struct lf_why why;
+	char *s = test_checkpoint(&k, seed, &cp);
+
+	cr_assert_eq(checkpoint_open(s, strlen(s), &k, &got, &why), LF_OK, "%s",
+		     why.msg);
+	cr_assert_str_eq(got.origin, cp.origin);
+	cr_assert_eq(got.size, 42);
+	cr_assert_eq(memcmp(got.root, cp.root, 32), 0);
+	free(s);
+}
+
+Test(checkpoint, every_single_bit_flip_is_refused)
+{
+	struct note_key k;
+	struct checkpoint cp, got;
+	unsigned char seed[32];
+	struct lf_why why;
+	char *s = test_checkpoint(&k, seed, &cp);
+	size_t len = strlen(s), i;
+	int bit;
+
+	/* Every bit of the whole note: about 1600 checks. */
+	for (i = 0; i < len; i++)
+		for (bit = 0; bit < 8; bit++) {
+			s[i] ^= (char)(1 << bit);
+			cr_assert_neq(checkpoint_open(s, len, &k, &got, &why),
+				      LF_OK, "byte %zu bit %d", i, bit);
+			s[i] ^= (char)(1 << bit);
+		}
+	free(s);
+}
+
+Test(checkpoint, another_key_is_refused)
+{
+	struct note_key k, other;
+	struct checkpoint cp, got;
+	unsigned char seed[32], pub[32];
+	struct lf_why why;
+	char *s = test_checkpoint(&k, seed, &cp);
+
+	seed[0] ^= 1;
+	cr_assert_eq(sign_public(seed, pub), 0);
+	checkpoint_key_make(&other, k.name, pub);
+	cr_assert_eq(checkpoint_open(s, strlen(s), &other, &got, &why),
+		     LF_VERIFY);
+	free(s);
+}
+
+Test(checkpoint, vkey_round_trips_and_carries_the_signed_note_key_id)
+{
+	struct note_key k, back;
+	unsigned char seed[32];
+	struct lf_why why;
+	char *v;
+
+	test_key(&k, seed);
+	v = checkpoint_vkey(&k);
+	cr_assert_not_null(v);
+	cr_assert_eq(strncmp(v, "ledgerfs/0123456789abcdef+", 26), 0);
+	cr_assert_eq(checkpoint_vkey_parse(v, &back, &why), LF_OK, "%s",
+		     why.msg);
+	cr_assert_eq(memcmp(back.pub, k.pub, 32), 0);
+	cr_assert_eq(memcmp(back.id, k.id, 4), 0);
+	/* A key id that does not match is refused. */
+	v[27] = v[27] == '0' ? '1' : '0';
+	cr_assert_eq(checkpoint_vkey_parse(v, &back, &why), LF_VERIFY);
+	free(v);
+}
+
+Test(checkpoint, only_canonical_base64_decodes)
+{
+	unsigned char out[8];
+
+	cr_assert_eq(checkpoint_unb64("AAE=", 4, out, sizeof(out)), 2);
+	/* Same bytes with nonzero unused bits: refused. */
+	cr_assert_eq(checkpoint_unb64("AAF=", 4, out, sizeof(out)), -1);
+	cr_assert_eq(checkpoint_unb64("AAE", 3, out, sizeof(out)), -1);
+	cr_assert_eq(checkpoint_unb64("A=E=", 4, out, sizeof(out)), -1);
+	cr_assert_eq(checkpoint_unb64("AA-=", 4, out, sizeof(out)), -1);
+}
+
+Test(checkpoint, tree_size_has_no_leading_zero)
+{
+	struct note_key k;
+	struct checkpoint cp, got;
+	unsigned char seed[32];
+	struct lf_why why;
+	char *s = test_checkpoint(&k, seed, &cp), *t, *at;
+
+	t = malloc(strlen(s) + 2);
+	cr_assert_not_null(t);
+	/* "42" becomes "042": unsigned content, so the parse must refuse it. */
+	strcpy(t, s);
+	at = strstr(t, "\n42\n");
+	cr_assert_not_null(at);
+	memmove(at + 2, at + 1, strlen(at + 1) + 1);
+	at[1] = '0';
+	cr_assert_eq(checkpoint_open(t, strlen(t), NULL, &got, &why),
+		     LF_VERIFY);
+	free(t);
+	free(s);
+}
