@@ -308,7 +308,8 @@ static int ctl_verdict_print(const struct ctl_verdict *v, const char *label)
 		printf("bad: %s\n", v->reason);
 	else
 		fprintf(stderr, "ledgerctl verify: %s: %s\n", label, v->reason);
-	if (v->status == 1 && v->macs_checked && strstr(v->reason, "mac")) {
+	if (v->status == 1 && (v->macs_checked || v->mac_rows) &&
+	    strstr(v->reason, "mac")) {
 		if (v->sealed_fp[0])
 			fprintf(stderr,
 				"ledgerctl verify: the key matches the one that sealed the ledger (%s): the row was forged or altered\n",

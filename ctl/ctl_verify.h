@@ -99,9 +99,10 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 /* FILE.tar from `ledgerctl export` (ctl/ctl_export.c)? */
 bool ctl_is_tar(const char *path);
 
-/* `ledgerctl verify FILE.tar` (ctl/ctl_export.c): 0, 1 or 2. */
-int ctl_verify_tar(const char *path, const char *key_path, bool json,
-		   bool require_mac);
+/* `ledgerctl verify FILE.tar` (ctl/ctl_export.c): 0, 1 or 2.  seal_path:
+ * --seal-key's K0 file, or NULL. */
+int ctl_verify_tar(const char *path, const char *key_path,
+		   const char *seal_path, bool json, bool require_mac);
 
 /* A mounted case's `ledger` (dirfd: its folder) copied whole into a new
  * memfd: one snapshot.  The descriptor, or -1. */

@@ -155,7 +155,7 @@ int ctl_pick_seal(const char *ledger, const char *seal_path,
 /* What a sealed ledger's check covered, on stderr. */
 void ctl_say_seal(const struct ctl_verdict *v, const char *where)
 {
-	if (!v->sealed || v->status == 2)
+	if (!v->sealed || v->status != 0)
 		return;
 	if (v->seal_mode == RATCHET_KEYS_ALL)
 		fprintf(stderr,
