@@ -382,8 +382,10 @@ static enum lf_err ledger_seal_row(struct ledger_scan *st, const char *s,
 				why, LF_VERIFY,
 				"row %llu: an epoch in a ledger without seals",
 				r);
-		if (st->host_key)
+		if (st->host_key) {
 			*key = st->case_key;
+			st->walk.mac_rows++;
+		}
 		return LF_OK;
 	}
 	if (ledger_epoch_number(&f->epoch, &epoch) < 0)
@@ -603,9 +605,9 @@ out:
 	rep->walk = st.walk;
 	ratchet_walk_wipe(&rep->walk);
 	ratchet_walk_wipe(&st.walk);
-	/* Every row's MAC checked (none in an empty ledger: say so too). */
-	rep->macs_checked =
-		st.sealed ? st.walk.mac_rows == st.row : host_key != NULL;
+	/* Every row's MAC checked; an empty ledger: whether a key was. */
+	rep->macs_checked = st.row ? st.walk.mac_rows == st.row
+				   : host_key || (seal && seal->mode);
 	memcpy(rep->head.head, st.prev, sizeof(st.prev));
 	rep->good_bytes = good;
 	rep->file_bytes = readoff;
