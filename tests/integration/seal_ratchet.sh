@@ -148,4 +148,23 @@ rule_has says "$out_k0" "bad: row $forged_row: mac does not match"
 rule_has "verify --key passes" "$out_key" "ok: "
 rule_end
 
+# At load the daemon checks the current epoch's MACs with the stored key;
+# a row of that epoch changed, or a seal key file that does not fit, loads
+# the case failed.
+cp "$led" "$work/S.good"
+sed -i '$ s/"tool":"lookup_g"/"tool":"lookup_h"/' "$led"
+lf_start
+rule_begin row_of_the_current_epoch_changed_loads_the_case_failed
+rule_eq state failed "$(lf_state S)"
+rule_has reason "$(lf_status S)" "mac does not match"
+rule_end
+lf_stop
+cp "$work/S.good" "$led"
+cp "$work/seal.epoch0" "$seal"
+lf_start
+rule_begin seal_key_file_of_another_epoch_loads_the_case_failed
+rule_eq state failed "$(lf_state S)"
+rule_has reason "$(lf_status S)" "is past the seal key's epoch 0"
+rule_end
+
 lf_finish
