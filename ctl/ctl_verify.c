@@ -461,7 +461,8 @@ static int ctl_report(const struct ctl_verdict *v, const char *label, bool json)
 	return v->status;
 }
 
-static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json)
+static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
+			      const struct ratchet_keys *seal)
 {
 	struct ctl_verdict v;
 	struct timespec pause = {0, 50 * 1000 * 1000};
@@ -524,11 +525,13 @@ static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json)
 	fprintf(stderr,
 		"ledgerctl verify: %s is a mounted case: chain checked against the daemon's status (%s); the daemon checked the MACs when it loaded the case\n",
 		dir, head);
-	rc = ctl_verify_check(mfd, NULL, head, &v);
+	/* With --seal-key the snapshot's every MAC is checked as well. */
+	rc = ctl_verify_check_sealed(mfd, NULL, seal, head, &v);
 	/* A checkpoint given by the caller must hold as well. */
 	if (rc == 0 && head_arg)
-		ctl_verify_check(mfd, NULL, head_arg, &v);
+		ctl_verify_check_sealed(mfd, NULL, seal, head_arg, &v);
 	rc = ctl_report(&v, dir, json);
+	ctl_say_seal(&v, "");
 out:
 	if (mfd >= 0)
 		close(mfd);
@@ -600,7 +603,12 @@ int ctl_verify_main(int argc, char **argv)
 			fprintf(stderr,
 				"ledgerctl verify: %s is a mounted case: --key not used\n",
 				ledger);
-		return ctl_verify_mounted(ledger, head_arg, json);
+		memset(&seal, 0, sizeof(seal));
+		if (seal_path && ctl_seal_read_k0(seal_path, &seal) != 0)
+			return 2;
+		rc = ctl_verify_mounted(ledger, head_arg, json, &seal);
+		explicit_bzero(&seal, sizeof(seal));
+		return rc;
 	}
 	rc = ctl_pick_key(key_path, key, &key_source);
 	if (rc == 2)

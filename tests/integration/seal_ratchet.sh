@@ -86,6 +86,11 @@ rule_begin verify_seal_key_checks_every_epoch
 rule_has ok "$out" ", MACs checked"
 rule_has epochs "$out" "every MAC of 3 epoch(s)"
 rule_end
+out=$(timeout 30 "$LEDGERCTL" verify "$mnt/cases/S" --seal-key "$work/S.k0" 2>&1)
+rule_begin verify_seal_key_checks_a_mounted_case
+rule_has ok "$out" ", MACs checked"
+rule_has epochs "$out" "every MAC of 3 epoch(s)"
+rule_end
 
 # A restart in the middle of epoch 2: it goes on where it was.
 lf_stop
