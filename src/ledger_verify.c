@@ -321,42 +321,6 @@ out:
 	return rc;
 }
 
-/* A canonical epoch number: 0, or digits without a leading zero. */
-static int ledger_epoch_number(const struct ledger_tok *t,
-			       unsigned long long *out)
-{
-	unsigned long long v = 0;
-	size_t i;
-
-	if (!t->p || t->n == 0 || t->n > 19 || (t->p[0] == '0' && t->n > 1))
-		return -1;
-	for (i = 0; i < t->n; i++) {
-		if (t->p[i] < '0' || t->p[i] > '9')
-			return -1;
-		v = v * 10 + (unsigned long long)(t->p[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* Row 1 of a sealed ledger names its epoch length N. */
-static enum lf_err ledger_seal_begin(struct ledger_scan *st, const char *s,
-				     size_t n, struct lf_why *why)
-{
-	json_t *row = json_loadb(s, n, JSON_ALLOW_NUL, NULL);
-	json_t *v = json_object_get(row, "epoch_rows");
-	json_int_t rows = json_is_integer(v) ? json_integer_value(v) : 0;
-
-	json_decref(row);
-	if (rows < 1)
-		return lf_fail(
-			why, LF_VERIFY,
-			"row 1: sealed (it has an epoch) but epoch_rows is missing or not a positive integer");
-	st->walk.epoch_rows = (unsigned long long)rows;
-	st->sealed = true;
-	return LF_OK;
-}
-
 /*
  * Which key checks row r's MAC (ledgerfs-ledger(5) SEALS): the case key
  * in a ledger without seals; in a sealed one, K(epoch) when the keys
@@ -368,14 +332,14 @@ static enum lf_err ledger_seal_row(struct ledger_scan *st, const char *s,
 				   const unsigned char **key,
 				   struct lf_why *why)
 {
-	unsigned long long epoch;
 	enum lf_err rc;
 
 	*key = NULL;
 	if (r == 1 && f->epoch.p) {
-		rc = ledger_seal_begin(st, s, n, why);
+		rc = ratchet_walk_begin(&st->walk, s, n, why);
 		if (rc)
 			return rc;
+		st->sealed = true;
 	}
 	if (!st->sealed) {
 		if (f->epoch.p)
@@ -389,10 +353,8 @@ static enum lf_err ledger_seal_row(struct ledger_scan *st, const char *s,
 		}
 		return LF_OK;
 	}
-	if (ledger_epoch_number(&f->epoch, &epoch) < 0)
-		return lf_fail(why, LF_VERIFY,
-			       "row %llu: epoch is missing or malformed", r);
-	return ratchet_walk_row(&st->walk, r, epoch, key, why);
+	return ratchet_walk_epoch(&st->walk, r, f->epoch.p, f->epoch.n, key,
+				  why);
 }
 
 /* All checks of one complete line (without its newline), in order. */

@@ -61,6 +61,45 @@ enum lf_err ratchet_walk_row(struct ratchet_walk *w, unsigned long long r,
 	return LF_OK;
 }
 
+enum lf_err ratchet_walk_begin(struct ratchet_walk *w, const char *row1,
+			       size_t n, struct lf_why *why)
+{
+	json_t *row = json_loadb(row1, n, JSON_ALLOW_NUL, NULL);
+	json_t *v = json_object_get(row, "epoch_rows");
+	json_int_t rows = json_is_integer(v) ? json_integer_value(v) : 0;
+
+	json_decref(row);
+	if (rows < 1)
+		return lf_fail(
+			why, LF_VERIFY,
+			"row 1: sealed (it has an epoch) but epoch_rows is missing or not a positive integer");
+	w->epoch_rows = (unsigned long long)rows;
+	return LF_OK;
+}
+
+enum lf_err ratchet_walk_epoch(struct ratchet_walk *w, unsigned long long r,
+			       const char *tok, size_t n,
+			       const unsigned char **mac_key,
+			       struct lf_why *why)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	/* Canonical: 0, or digits without a leading zero. */
+	if (!tok || n == 0 || n > 19 || (tok[0] == '0' && n > 1))
+		goto bad;
+	for (i = 0; i < n; i++) {
+		if (tok[i] < '0' || tok[i] > '9')
+			goto bad;
+		v = v * 10 + (unsigned long long)(tok[i] - '0');
+	}
+	return ratchet_walk_row(w, r, v, mac_key, why);
+bad:
+	*mac_key = NULL;
+	return lf_fail(why, LF_VERIFY,
+		       "row %llu: epoch is missing or malformed", r);
+}
+
 static bool ratchet_tok_is(const char *tok, size_t n, const char *s)
 {
 	return tok && n == strlen(s) && memcmp(tok, s, n) == 0;

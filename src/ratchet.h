@@ -66,6 +66,16 @@ enum lf_err ratchet_walk_row(struct ratchet_walk *w, unsigned long long r,
 			     unsigned long long claimed,
 			     const unsigned char **mac_key, struct lf_why *why);
 
+/* Row 1 (its line) of a sealed ledger: take its epoch_rows, N. */
+enum lf_err ratchet_walk_begin(struct ratchet_walk *w, const char *row1,
+			       size_t n, struct lf_why *why);
+
+/* ratchet_walk_row with the epoch as its JSON number token. */
+enum lf_err ratchet_walk_epoch(struct ratchet_walk *w, unsigned long long r,
+			       const char *tok, size_t n,
+			       const unsigned char **mac_key,
+			       struct lf_why *why);
+
 /* Row r verified: count it; a turn/case_closed row or the N-th ends it. */
 void ratchet_walk_done(struct ratchet_walk *w, const char *phase_tok,
 		       size_t phase_len);
