@@ -92,6 +92,21 @@ rule_has ok "$out" ", MACs checked"
 rule_has epochs "$out" "every MAC of 3 epoch(s)"
 rule_end
 
+cp "$led" "$work/bare.jsonl"
+out=$(timeout 30 "$LEDGERCTL" verify "$work/bare.jsonl" --key "$key" 2>&1)
+rule_begin verify_key_of_a_bare_sealed_ledger_checks_the_chain_only
+rule_has ok "$out" "MACs not checked"
+rule_has says "$out" "no seal key file beside it"
+rule_end
+
+head -c 32 /dev/urandom >"$work/other.k0"
+out=$(timeout 30 "$LEDGERCTL" verify "$led" --seal-key "$work/other.k0" 2>&1)
+rc=$?
+rule_begin wrong_seal_key_is_told_apart_from_a_forged_mac
+rule_eq exit 2 "$rc"
+rule_has says "$out" "wrong key: sealed with seal key $(py fp "$work/S.k0"), checked with seal key $(py fp "$work/other.k0")"
+rule_end
+
 # A restart in the middle of epoch 2: it goes on where it was.
 lf_stop
 lf_start
