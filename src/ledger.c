@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ledger.c - one case's durable ledger: create or open (verify, cut a torn
- * tail), append rows chained by SHA-256 and MACed with the case key, each
- * made durable by fdatasync before the append returns (ledgerfs-ledger(5)
- * DESCRIPTION).
+ * tail), append rows chained by SHA-256 and MACed with the key of their
+ * epoch (or the case key, without seals), each made durable by fdatasync
+ * before the append returns (ledgerfs-ledger(5) DESCRIPTION, SEALS).
  */
 #include "ledger.h"
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ledger.h - one case's ledger: compact, key-sorted JSON rows, each
- * chained to the previous line by SHA-256 and MACed with the case key
- * (ledgerfs-ledger(5) ROWS).  An append returns only after fdatasync
+ * chained to the previous line by SHA-256 and MACed with the key of its
+ * epoch, or the case key in a ledger without seals (ledgerfs-ledger(5)
+ * ROWS, SEALS).  An append returns only after fdatasync
  * succeeded (ledgerfs-ledger(5) DESCRIPTION).
  */
 #ifndef LF_LEDGER_H
@@ -34,8 +35,8 @@ struct ledger_report {
 	bool torn;	   /* the only fault is a final line without newline */
 	bool macs_checked; /* every row's MAC was checked */
 	bool sealed;	   /* forward-secure seals (ledgerfs-ledger(5) SEALS) */
-	struct ratchet_walk
-		walk; /* sealed: epochs seen, MACs checked; no keys */
+	/* Epochs seen and MACs checked (keys wiped). */
+	struct ratchet_walk walk;
 };
 
 /*
@@ -61,7 +62,7 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 /*
  * The same, with the seal keys held for a sealed ledger (NULL: none):
  * K(e) from the seal key file checks the rows of epoch e, K0 checks every
- * row.  Rows whose MAC is not checked are checked for canonical form.
+ * row.  With no key at all, rows are checked for canonical form instead.
  */
 enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 				 const unsigned char *host_key,
