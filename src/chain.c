@@ -146,6 +146,21 @@ void chain_hmac_hex(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
 	chain_to_hex(d, sizeof(d), out);
 }
 
+void chain_hmac(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
+		size_t len, unsigned char out[32])
+{
+	gcry_buffer_t msg;
+
+	chain_iov_set(&msg, buf, len);
+	chain_hmac_iov(key, &msg, 1, out);
+}
+
+void chain_sha256(const void *buf, size_t len, unsigned char out[32])
+{
+	chain_init();
+	gcry_md_hash_buffer(GCRY_MD_SHA256, out, buf, len);
+}
+
 void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
 		    const char *case_id, unsigned char out[CHAIN_KEY_BYTES])
 {
@@ -188,6 +203,11 @@ static int chain_random_bytes(unsigned char *buf, size_t n)
 		got += (size_t)r;
 	}
 	return 0;
+}
+
+int chain_random(unsigned char *buf, size_t n)
+{
+	return chain_random_bytes(buf, n);
 }
 
 int chain_random_hex(size_t n, char *out)

@@ -46,6 +46,16 @@ void chain_case_token(const unsigned char host[CHAIN_KEY_BYTES],
 		      const char *case_id, const char *nonce,
 		      char out[CHAIN_HEX_LEN + 1]);
 
+/* Raw HMAC-SHA256 of buf under a 32-byte key into out[32]. */
+void chain_hmac(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
+		size_t len, unsigned char out[32]);
+
+/* Raw SHA-256 of buf into out[32]. */
+void chain_sha256(const void *buf, size_t len, unsigned char out[32]);
+
+/* n random bytes from the kernel into buf.  0 or -1 (errno set). */
+int chain_random(unsigned char *buf, size_t n);
+
 /* n random bytes from the kernel as hex into out[2n+1]. 0 or -1. */
 int chain_random_hex(size_t n, char *out);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ledger.c - one case's durable ledger: create or open (verify, cut a torn
- * tail), append rows chained by SHA-256 and MACed with the case key, each
- * made durable by fdatasync before the append returns (ledgerfs-ledger(5)
- * DESCRIPTION).
+ * tail), append rows chained by SHA-256 and MACed with the key of their
+ * epoch (or the case key, without seals), each made durable by fdatasync
+ * before the append returns (ledgerfs-ledger(5) DESCRIPTION, SEALS).
  */
 #include "ledger.h"
 
@@ -31,6 +31,7 @@ struct ledger {
 	bool broken;	/* a write or flush failed: refuse every append */
 	struct commit_group *commit; /* borrowed; NULL: own fdatasync */
 	struct merkle_range tree;    /* of the rows (ledgerfs-ledger(5) TREE) */
+	struct ratchet *seal; /* NULL: a ledger without seals (case key) */
 };
 
 char *ledger_canonical(const json_t *row)
@@ -106,12 +107,15 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		return lf_fail(why, LF_NOMEM, "out of memory building a row");
 	if (!json_is_string(json_object_get(row, "phase")))
 		return lf_fail(why, LF_EINVAL_JSON, "ledger row has no phase");
+	if (l->seal && ratchet_row_fields(l->seal, row, l->head.rows == 0))
+		return lf_fail(why, LF_NOMEM, "out of memory building a row");
 	body = ledger_canonical(row);
 	if (!body) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
 	}
-	chain_hmac_hex(l->case_key, body, strlen(body), mac);
+	chain_hmac_hex(l->seal ? ratchet_key(l->seal) : l->case_key, body,
+		       strlen(body), mac);
 	if (json_object_set_new(row, "mac", json_string(mac))) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
@@ -150,6 +154,14 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	chain_sha256_hex(line, n, l->head.head);
 	merkle_append(&l->tree, line, n);
 	rc = LF_OK;
+	/* The epoch's last row is durable: ratchet before acknowledging. */
+	if (l->seal) {
+		rc = ratchet_row_written(
+			l->seal,
+			json_string_value(json_object_get(row, "phase")), why);
+		if (rc != LF_OK)
+			l->broken = true;
+	}
 out:
 	free(body);
 	free(line);
@@ -227,6 +239,7 @@ void ledger_close(struct ledger *l)
 	free(l->case_id);
 	/* The case key is derived from the host key: do not leave it about. */
 	explicit_bzero(l->case_key, sizeof(l->case_key));
+	ratchet_free(l->seal);
 	free(l);
 }
 
@@ -497,6 +510,25 @@ struct ledger *ledger_open_failed(int dirfd, const char *path,
 	return l;
 }
 
+enum lf_err ledger_seal_start(struct ledger *l, int dirfd, const char *path,
+			      const unsigned char host_key[CHAIN_KEY_BYTES],
+			      unsigned long long epoch_rows, struct lf_why *why)
+{
+	if (l->seal || l->head.rows)
+		return lf_fail(why, LF_EXISTS, "the ledger is sealed already");
+	return ratchet_beside_create(dirfd, path, host_key, epoch_rows,
+				     &l->seal, why);
+}
+
+enum lf_err ledger_seal_handout(struct ledger *l,
+				unsigned char k0[CHAIN_KEY_BYTES],
+				struct lf_why *why)
+{
+	if (!l->seal)
+		return lf_fail(why, LF_NOT_FOUND, "the ledger has no seal");
+	return ratchet_handout(l->seal, k0, why);
+}
+
 enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
 			bool create, ledger_row_cb cb, void *ctx,
@@ -504,6 +536,7 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 {
 	struct ledger_report rep;
 	struct ledger_repair journal;
+	struct ratchet_keys keys;
 	struct ledger *l;
 	struct stat st;
 	enum lf_err rc;
@@ -561,9 +594,21 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 		goto fail;
 	}
 	journaled = ledger_repair_read(dirfd, jpath, &journal);
-	rc = ledger_verify_fd(l->fd, case_id, host_key, cb, ctx, &rep, why);
+	rc = ratchet_beside_load(dirfd, path, host_key, &l->seal, &keys, why);
+	if (rc != LF_OK)
+		goto fail;
+	rc = ledger_verify_sealed(l->fd, case_id, host_key,
+				  l->seal ? &keys : NULL, cb, ctx, &rep, why);
+	explicit_bzero(&keys, sizeof(keys));
 	l->head = rep.head;
 	l->size = rep.good_bytes;
+	/* Where the epochs stand: the ratchet resumes there (SEALS). */
+	if ((rc == LF_OK || (rc == LF_VERIFY && rep.torn)) &&
+	    ratchet_load_check(l->seal, rep.sealed, rep.head.rows, &rep.walk,
+			       why) != LF_OK) {
+		rc = LF_VERIFY;
+		goto fail;
+	}
 	if (rc == LF_VERIFY && rep.torn)
 		rc = ledger_recover(l, dirfd, jpath, &rep,
 				    journaled ? &journal : NULL, cb, ctx, why);

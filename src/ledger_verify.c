@@ -25,7 +25,7 @@ struct ledger_tok {
 
 /* The members the scanner picks out of a line. */
 struct ledger_fields {
-	struct ledger_tok case_id, row, prev, mac, time, phase;
+	struct ledger_tok case_id, row, prev, mac, time, phase, epoch;
 	const char *mac_member; /* the ',' in front of "mac" */
 	const char *mac_end;	/* one past the mac value */
 };
@@ -38,11 +38,13 @@ struct ledger_scan {
 	size_t case_tok_len;
 	unsigned long long row; /* rows verified so far */
 	char prev[CHAIN_HEX_LEN + 1];
-	bool parse; /* parse each row: canonical check and/or cb */
 	ledger_row_cb cb;
 	void *ctx;
 	char *scratch; /* the line without its mac member */
 	size_t scratch_cap;
+	bool sealed; /* row 1 has an epoch: forward-secure seals */
+	bool canon;  /* no key at all: check canonical form instead */
+	struct ratchet_walk walk;
 };
 
 /* Skip a JSON string starting at *p == '"'.  End past the quote or NULL. */
@@ -152,6 +154,8 @@ static int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
 			slot = &f->time;
 		else if (ledger_key_is(k, kn, "phase"))
 			slot = &f->phase;
+		else if (ledger_key_is(k, kn, "epoch"))
+			slot = &f->epoch;
 		if (slot) {
 			if (slot->p) {
 				*err = "duplicate member";
@@ -237,7 +241,8 @@ static enum lf_err ledger_take_case(struct ledger_scan *st,
 	return LF_OK;
 }
 
-static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
+static enum lf_err ledger_check_mac(struct ledger_scan *st,
+				    const unsigned char *key, const char *s,
 				    size_t n, const struct ledger_fields *f,
 				    unsigned long long r, struct lf_why *why)
 {
@@ -256,7 +261,7 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
 	/* The canonical row without mac is the line minus that member. */
 	memcpy(st->scratch, s, head);
 	memcpy(st->scratch + head, f->mac_end, tail);
-	chain_hmac_hex(st->case_key, st->scratch, head + tail, want);
+	chain_hmac_hex(key, st->scratch, head + tail, want);
 	memcpy(got, f->mac.p + 1, CHAIN_HEX_LEN);
 	got[CHAIN_HEX_LEN] = '\0';
 	if (!chain_equal(want, got))
@@ -268,7 +273,8 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
 /* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
 static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
 				    size_t n, long long off,
-				    unsigned long long r, struct lf_why *why)
+				    unsigned long long r, bool canon,
+				    struct lf_why *why)
 {
 	json_error_t jerr;
 	json_t *row;
@@ -287,7 +293,7 @@ static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
 	 * canonical form: serializing it again would only double the cost
 	 * of a restart (ledgerfs(8), RESTART).
 	 */
-	if (!st->host_key) {
+	if (canon) {
 		again = ledger_canonical(row);
 		if (!again) {
 			rc = lf_fail(why, LF_NOMEM, "out of memory");
@@ -315,12 +321,49 @@ out:
 	return rc;
 }
 
+/*
+ * Which key checks row r's MAC (ledgerfs-ledger(5) SEALS): the case key
+ * in a ledger without seals; in a sealed one, K(epoch) when the keys
+ * held reach it, else none.  *key NULL: not checked.
+ */
+static enum lf_err ledger_seal_row(struct ledger_scan *st, const char *s,
+				   size_t n, const struct ledger_fields *f,
+				   unsigned long long r,
+				   const unsigned char **key,
+				   struct lf_why *why)
+{
+	enum lf_err rc;
+
+	*key = NULL;
+	if (r == 1 && f->epoch.p) {
+		rc = ratchet_walk_begin(&st->walk, s, n, why);
+		if (rc)
+			return rc;
+		st->sealed = true;
+	}
+	if (!st->sealed) {
+		if (f->epoch.p)
+			return lf_fail(
+				why, LF_VERIFY,
+				"row %llu: an epoch in a ledger without seals",
+				r);
+		if (st->host_key) {
+			*key = st->case_key;
+			st->walk.mac_rows++;
+		}
+		return LF_OK;
+	}
+	return ratchet_walk_epoch(&st->walk, r, f->epoch.p, f->epoch.n, key,
+				  why);
+}
+
 /* All checks of one complete line (without its newline), in order. */
 static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 				     size_t n, long long off,
 				     struct lf_why *why)
 {
 	unsigned long long r = st->row + 1, got;
+	const unsigned char *key = NULL;
 	struct ledger_fields f;
 	const char *err = NULL;
 	enum lf_err rc;
@@ -365,16 +408,27 @@ static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 	}
 	if (!ledger_is_hex_tok(&f.mac) || f.mac_member[0] != ',')
 		return lf_fail(why, LF_VERIFY, "row %llu: mac is malformed", r);
-	if (st->host_key) {
-		rc = ledger_check_mac(st, s, n, &f, r, why);
+	rc = ledger_seal_row(st, s, n, &f, r, &key, why);
+	if (rc)
+		return rc;
+	if (key) {
+		rc = ledger_check_mac(st, key, s, n, &f, r, why);
 		if (rc)
 			return rc;
 	}
-	if (st->parse) {
-		rc = ledger_parse_row(st, s, n, off, r, why);
+	/*
+	 * With no key at all, canonical form stands in for the MAC.  With a
+	 * key, a row it cannot reach (an earlier epoch) is held by the chain
+	 * alone: re-serializing it would prove nothing a rewriter could not
+	 * also do, and would make restart and verify ten times slower.
+	 */
+	if (st->cb || st->canon) {
+		rc = ledger_parse_row(st, s, n, off, r, st->canon && !key, why);
 		if (rc)
 			return rc;
 	}
+	if (st->sealed)
+		ratchet_walk_done(&st->walk, f.phase.p, f.phase.n);
 	chain_sha256_hex(s, n, st->prev);
 	st->row = r;
 	return LF_OK;
@@ -413,6 +467,16 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 			     void *ctx, struct ledger_report *rep,
 			     struct lf_why *why)
 {
+	return ledger_verify_sealed(fd, case_id, host_key, NULL, cb, ctx, rep,
+				    why);
+}
+
+enum lf_err ledger_verify_sealed(int fd, const char *case_id,
+				 const unsigned char *host_key,
+				 const struct ratchet_keys *seal,
+				 ledger_row_cb cb, void *ctx,
+				 struct ledger_report *rep, struct lf_why *why)
+{
 	struct ledger_scan st;
 	struct ledger_report dummy;
 	size_t cap = LEDGER_READ_BUF, have = 0, rem;
@@ -432,9 +496,8 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 	st.host_key = host_key;
 	st.cb = cb;
 	st.ctx = ctx;
-	/* Without a key the canonical form is checked by parsing. */
-	st.parse = cb || !host_key;
-	rep->macs_checked = host_key != NULL;
+	ratchet_walk_init(&st.walk, seal);
+	st.canon = !host_key && !(seal && seal->mode != RATCHET_KEYS_NONE);
 	chain_init();
 	if (case_id) {
 		rc = ledger_expect_case(&st, case_id, why);
@@ -507,6 +570,13 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 	}
 out:
 	rep->head.rows = st.row;
+	rep->sealed = st.sealed;
+	rep->walk = st.walk;
+	ratchet_walk_wipe(&rep->walk);
+	ratchet_walk_wipe(&st.walk);
+	/* Every row's MAC checked; an empty ledger: whether a key was. */
+	rep->macs_checked = st.row ? st.walk.mac_rows == st.row
+				   : host_key || (seal && seal->mode);
 	memcpy(rep->head.head, st.prev, sizeof(st.prev));
 	rep->good_bytes = good;
 	rep->file_bytes = readoff;
