@@ -5,6 +5,7 @@
  * JSON parse, and the canonical-form check for rows that are parsed anyway.
  */
 #include "ledger.h"
+#include "ledger_hashes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +44,8 @@ struct ledger_scan {
 	void *ctx;
 	char *scratch; /* the line without its mac member */
 	size_t scratch_cap;
+	struct chain_mac *mac;	     /* the key's pads, hashed once */
+	struct ledger_hashes hashes; /* chain hashes computed ahead */
 };
 
 /* Skip a JSON string starting at *p == '"'.  End past the quote or NULL. */
@@ -175,6 +178,34 @@ static int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
 	}
 }
 
+/* A line's members as a helper thread found them (ledger_hashes.h). */
+struct ledger_prescan {
+	struct ledger_fields f;
+	const char *err;
+	int rc;
+};
+
+static void ledger_prescan(void *slot, const char *s, size_t n)
+{
+	struct ledger_prescan *ps = slot;
+
+	ps->err = NULL;
+	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
+}
+
+/* ledger_scan_fields, or what a helper already found for this line. */
+static int ledger_fields_of(struct ledger_scan *st, const char *s, size_t n,
+			    struct ledger_fields *f, const char **err)
+{
+	const struct ledger_prescan *ps = ledger_hashes_slot(&st->hashes, s);
+
+	if (!ps)
+		return ledger_scan_fields(s, n, f, err);
+	*f = ps->f;
+	*err = ps->err;
+	return ps->rc;
+}
+
 static bool ledger_is_str(const struct ledger_tok *t)
 {
 	return t->p && t->n >= 2 && t->p[0] == '"' && t->p[t->n - 1] == '"';
@@ -245,18 +276,10 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
 	size_t tail = n - (size_t)(f->mac_end - s);
 	char want[CHAIN_HEX_LEN + 1], got[CHAIN_HEX_LEN + 1];
 
-	if (head + tail > st->scratch_cap) {
-		char *nb = realloc(st->scratch, head + tail);
-
-		if (!nb)
-			return lf_fail(why, LF_NOMEM, "out of memory");
-		st->scratch = nb;
-		st->scratch_cap = head + tail;
-	}
+	if (!st->mac && !(st->mac = chain_mac_new()))
+		return lf_fail(why, LF_NOMEM, "out of memory");
 	/* The canonical row without mac is the line minus that member. */
-	memcpy(st->scratch, s, head);
-	memcpy(st->scratch + head, f->mac_end, tail);
-	chain_hmac_hex(st->case_key, st->scratch, head + tail, want);
+	chain_mac2_hex(st->mac, st->case_key, s, head, f->mac_end, tail, want);
 	memcpy(got, f->mac.p + 1, CHAIN_HEX_LEN);
 	got[CHAIN_HEX_LEN] = '\0';
 	if (!chain_equal(want, got))
@@ -327,7 +350,7 @@ static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 
 	if (n > LEDGER_MAX_LINE)
 		return lf_fail(why, LF_VERIFY, "row %llu: line over 64 MiB", r);
-	if (ledger_scan_fields(s, n, &f, &err) < 0)
+	if (ledger_fields_of(st, s, n, &f, &err) < 0)
 		return lf_fail(why, LF_VERIFY, "row %llu: %s", r, err);
 	if (!f.row.p || !ledger_is_str(&f.case_id) || !f.prev.p || !f.mac.p ||
 	    !ledger_is_str(&f.time) || !ledger_is_str(&f.phase))
@@ -375,7 +398,7 @@ static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 		if (rc)
 			return rc;
 	}
-	chain_sha256_hex(s, n, st->prev);
+	ledger_hashes_next(&st->hashes, s, n, st->prev);
 	st->row = r;
 	return LF_OK;
 }
@@ -418,7 +441,9 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 	size_t cap = LEDGER_READ_BUF, have = 0, rem;
 	long long base = 0, readoff = 0; /* file offset of buf[0], of EOF */
 	long long good = 0;		 /* end of the last good line */
-	char *buf = NULL, *p, *q, *nl, *end;
+	char *buf = NULL, *p, *q, *end;
+	const struct ledger_hashes_line *line;
+	size_t nlines, i;
 	size_t checked = 0;
 	enum lf_err rc = LF_OK;
 	struct stat sb;
@@ -436,6 +461,9 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 	st.parse = cb || !host_key;
 	rep->macs_checked = host_key != NULL;
 	chain_init();
+	if (ledger_hashes_init(&st.hashes, ledger_prescan,
+			       sizeof(struct ledger_prescan)) < 0)
+		return lf_fail(why, LF_NOMEM, "out of memory");
 	if (case_id) {
 		rc = ledger_expect_case(&st, case_id, why);
 		if (rc)
@@ -469,14 +497,18 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 		end = buf + have;
 		/* The carried-over start of a line holds no newline. */
 		q = buf + checked;
-		while ((nl = memchr(q, '\n', (size_t)(end - q)))) {
-			rc = ledger_check_line(&st, p, (size_t)(nl - p),
-					       base + (p - buf), why);
-			if (rc)
-				goto out;
-			p = nl + 1;
+		while ((nlines = ledger_hashes_start(&st.hashes, p, q, end))) {
+			for (i = 0; i < nlines; i++) {
+				line = ledger_hashes_line(&st.hashes, i);
+				rc = ledger_check_line(&st, line->s, line->n,
+						       base + (p - buf), why);
+				if (rc)
+					goto out;
+				p += line->n + 1;
+				good = base + (p - buf);
+			}
+			ledger_hashes_end(&st.hashes);
 			q = p;
-			good = base + (p - buf);
 		}
 		rem = (size_t)(end - p);
 		base += p - buf;
@@ -516,6 +548,8 @@ out:
 	if (rc != LF_OK && !rep->torn && fstat(fd, &sb) == 0 &&
 	    sb.st_size > readoff)
 		rep->file_bytes = sb.st_size;
+	ledger_hashes_free(&st.hashes);
+	chain_mac_free(st.mac);
 	free(buf);
 	free(st.case_tok);
 	free(st.scratch);

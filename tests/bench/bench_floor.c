@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 	if (out) {
 		FILE *f = fopen(out, "ab");
 
-		if (!f || fwrite(lat, sizeof(*lat), (size_t)n, f) != (size_t)n ||
+		if (!f ||
+		    fwrite(lat, sizeof(*lat), (size_t)n, f) != (size_t)n ||
 		    fclose(f))
 			return floor_fail(out);
 	}

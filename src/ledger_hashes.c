@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledger_hashes.c - chain hashes of ledger lines computed ahead on helper
+ * threads, so that `ledgerctl verify` hashes each line's chain link and
+ * its MAC at the same time on two processors (ledgerctl(1) verify).
+ * Helper k of H takes lines k, k + H, ... of a batch and publishes how
+ * many of them it has done; the reader waits for a line only when it
+ * gets there first.
+ */
+#include "ledger_hashes.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_uint ledger_verify_threads = 1;
+
+/* Below this many lines a batch is hashed in the reader's thread. */
+#define LEDGER_HASHES_MIN_LINES 64
+
+void ledger_verify_set_threads(unsigned n)
+{
+	if (n < 1)
+		n = 1;
+	if (n > LEDGER_HASHES_MAX_HELPERS + 1)
+		n = LEDGER_HASHES_MAX_HELPERS + 1;
+	atomic_store(&ledger_verify_threads, n);
+}
+
+int ledger_hashes_init(struct ledger_hashes *hs, ledger_hashes_prep prep,
+		       size_t slot_size)
+{
+	memset(hs, 0, sizeof(*hs));
+	/* A process that verifies on one thread needs no batch memory. */
+	hs->line = &hs->one;
+	hs->cap = 1;
+	if (atomic_load(&ledger_verify_threads) < 2)
+		return 0;
+	hs->cap = LEDGER_HASHES_BATCH;
+	hs->prep = prep;
+	hs->slot_size = prep ? slot_size : 0;
+	hs->line = malloc(LEDGER_HASHES_BATCH * sizeof(*hs->line));
+	if (hs->slot_size)
+		hs->slots = malloc(LEDGER_HASHES_BATCH * hs->slot_size);
+	if (!hs->line || (hs->slot_size && !hs->slots)) {
+		ledger_hashes_free(hs);
+		return -1;
+	}
+	return 0;
+}
+
+void ledger_hashes_free(struct ledger_hashes *hs)
+{
+	ledger_hashes_end(hs);
+	if (hs->line != &hs->one)
+		free(hs->line);
+	free(hs->slots);
+	hs->line = NULL;
+	hs->slots = NULL;
+}
+
+static void *ledger_hashes_run(void *arg)
+{
+	struct ledger_hashes_helper *h = arg;
+	struct ledger_hashes *hs = h->hs;
+	size_t i, k = 0;
+
+	for (i = h->idx; i < hs->n; i += hs->helpers) {
+		if (atomic_load_explicit(&hs->stop, memory_order_relaxed))
+			break;
+		if (hs->prep)
+			hs->prep(hs->slots + i * hs->slot_size, hs->line[i].s,
+				 hs->line[i].n);
+		chain_sha256_hex(hs->line[i].s, hs->line[i].n, hs->line[i].hex);
+		atomic_store_explicit(&h->done, ++k, memory_order_release);
+	}
+	return NULL;
+}
+
+size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
+			   const char *q, const char *end)
+{
+	unsigned want = atomic_load(&ledger_verify_threads) - 1, i;
+	const char *nl;
+
+	hs->n = 0;
+	hs->next = 0;
+	hs->helpers = 0;
+	while (hs->n < hs->cap && (nl = memchr(q, '\n', (size_t)(end - q)))) {
+		hs->line[hs->n].s = p;
+		hs->line[hs->n].n = (size_t)(nl - p);
+		hs->n++;
+		p = q = nl + 1;
+	}
+	if (want == 0 || !hs->line || hs->n < LEDGER_HASHES_MIN_LINES)
+		return hs->n;
+	atomic_store(&hs->stop, 0);
+	for (i = 0; i < want; i++) {
+		struct ledger_hashes_helper *h = &hs->h[i];
+
+		h->hs = hs;
+		h->idx = i;
+		h->running = 0;
+		atomic_store(&h->done, 0);
+	}
+	/* helpers is read by the threads: set it before any starts. */
+	hs->helpers = want;
+	for (i = 0; i < want; i++) {
+		if (pthread_create(&hs->h[i].tid, NULL, ledger_hashes_run,
+				   &hs->h[i]) != 0)
+			break;
+		hs->h[i].running = 1;
+	}
+	if (i < want) {
+		/* No thread for every stripe: hash the batch here instead. */
+		ledger_hashes_end(hs);
+		hs->helpers = 0;
+	}
+	return hs->n;
+}
+
+/* Wait until a helper has done line i (helpers > 0, i < n). */
+static void ledger_hashes_wait(struct ledger_hashes *hs, size_t i)
+{
+	struct ledger_hashes_helper *h = &hs->h[i % hs->helpers];
+	size_t spins = 0;
+
+	while (atomic_load_explicit(&h->done, memory_order_acquire) <=
+	       i / hs->helpers) {
+		if (++spins > 64)
+			sched_yield();
+	}
+}
+
+const void *ledger_hashes_slot(struct ledger_hashes *hs, const char *s)
+{
+	size_t i = hs->next;
+
+	if (!hs->helpers || !hs->slots || i >= hs->n || hs->line[i].s != s)
+		return NULL;
+	ledger_hashes_wait(hs, i);
+	return hs->slots + i * hs->slot_size;
+}
+
+void ledger_hashes_next(struct ledger_hashes *hs, const char *s, size_t n,
+			char out[CHAIN_HEX_LEN + 1])
+{
+	size_t i = hs->next++;
+
+	if (!hs->helpers || i >= hs->n || hs->line[i].s != s) {
+		chain_sha256_hex(s, n, out);
+		return;
+	}
+	ledger_hashes_wait(hs, i);
+	memcpy(out, hs->line[i].hex, CHAIN_HEX_LEN + 1);
+}
+
+void ledger_hashes_end(struct ledger_hashes *hs)
+{
+	unsigned i;
+
+	atomic_store(&hs->stop, 1);
+	for (i = 0; i < hs->helpers; i++)
+		if (hs->h[i].running) {
+			pthread_join(hs->h[i].tid, NULL);
+			hs->h[i].running = 0;
+		}
+	hs->helpers = 0;
+}
