@@ -201,7 +201,7 @@ static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 {
 	struct fill f = {buf, filler};
 	struct node n = *(struct node *)(uintptr_t)fi->fh;
-	char name[200];
+	char name[REQUEST_NAME_MAX + 1];
 	size_t i, count;
 
 	(void)path;
@@ -220,12 +220,12 @@ static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 	case N_REPLIES:
 		count = case_call_count(n.c);
 		for (i = 0; i < count; i++)
-			if (case_call_dirname(n.c, i, name, sizeof(name)) == 0)
-				filler(buf,
-				       n.kind == N_CALLS
-					       ? name
-					       : strchr(name, '-') + 1,
-				       NULL, 0, 0);
+			if ((n.kind == N_CALLS
+				     ? case_call_dirname(n.c, i, name,
+							 sizeof(name))
+				     : case_reply_name(n.c, i, name,
+						       sizeof(name))) == 0)
+				filler(buf, name, NULL, 0, 0);
 		break;
 	default:
 		tree_fixed_children(n.kind, fill_one, &f);

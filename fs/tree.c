@@ -127,9 +127,10 @@ int tree_resolve(struct registry *r, const char *path, struct node *out)
 			break;
 		}
 		case N_REPLIES:
-			if (!request_valid_id(comp, strlen(comp)))
+			/* ledgerfs(8) THE VIEW: the id percent-encoded. */
+			if (!request_id_from_name(comp, out->arg,
+						  sizeof(out->arg)))
 				return -ENOENT;
-			memcpy(out->arg, comp, strlen(comp) + 1);
 			out->kind = N_REPLYFILE;
 			break;
 		default:

@@ -12,6 +12,7 @@
 
 #include "case.h"
 #include "registry.h"
+#include "request.h"
 
 enum node_kind {
 	N_ROOT,
@@ -42,8 +43,8 @@ enum node_kind {
 struct node {
 	enum node_kind kind;
 	struct lf_case *c;
-	char arg[160]; /* calls/ folder name or replies/ call id */
-	char file[16]; /* calls/DIR/ file name */
+	char arg[REQUEST_CALL_ID_MAX + 1]; /* calls/ folder name or call id */
+	char file[16];			   /* calls/DIR/ file name */
 };
 
 /* The fixed properties of a kind. */

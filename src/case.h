@@ -159,9 +159,11 @@ char *case_error_text(struct lf_case *c, enum lf_err *code);
 char *case_reply_for(struct lf_case *c, const char *call_id);
 
 /* calls/: number of recorded calls, and the folder name of the i-th
- * (0-based, attempt order) as "000001-c1". */
+ * (0-based, attempt order) as "000001-c1" (ledgerfs(8) THE VIEW). */
 size_t case_call_count(struct lf_case *c);
 int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size);
+/* replies/: the i-th call's file name; -1 when it has none (too long). */
+int case_reply_name(struct lf_case *c, size_t i, char *buf, size_t size);
 /* calls/DIR/FILE with FILE in request, decision, result. malloc'd. */
 char *case_call_file(struct lf_case *c, const char *dirname, const char *file);
 

@@ -32,7 +32,7 @@ static const char *const input_names[] = {
 #define ROW_OVERHEAD 1024
 #define CLOSE_ROOM   4096
 #define MISSING_ROW_MAX                                                        \
-	(ROW_OVERHEAD + 512 + 6 * (REQUEST_ID_MAX + REQUEST_TOOL_MAX))
+	(ROW_OVERHEAD + 512 + 6 * (REQUEST_CALL_ID_MAX + REQUEST_TOOL_MAX))
 #define LIMIT_ROW_MAX(l) (2ULL * (l) + 4096)
 
 unsigned long long case_min_ledger(size_t max_line)

@@ -7,7 +7,9 @@
 #include "case_int.h"
 
 #include "decision.h"
+#include "request.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,14 +67,62 @@ size_t case_call_count(struct lf_case *c)
 	return n;
 }
 
+/*
+ * SEQ-ID, the ID percent-encoded and cut (never inside a %XX) so that the
+ * name fits a file name (ledgerfs(8) THE VIEW); SEQ alone tells calls
+ * apart.
+ */
+static void call_dirname(const struct call_entry *e, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%06u-", e->seq);
+
+	if (size > REQUEST_NAME_MAX + 1)
+		size = REQUEST_NAME_MAX + 1;
+	if (n > 0 && (size_t)n < size)
+		request_id_to_name(e->id, buf + n, size - (size_t)n);
+}
+
+/* The recorded call with sequence seq (calls are kept in sequence order). */
+static struct call_entry *call_by_seq(struct lf_case *c, unsigned long seq)
+{
+	size_t lo = 0, hi = c->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->calls[mid].seq == seq)
+			return &c->calls[mid];
+		if (c->calls[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size)
 {
 	int rc = -1;
 
 	pthread_mutex_lock(&c->lock);
 	if (i < c->ncalls) {
-		snprintf(buf, size, "%06u-%s", c->calls[i].seq, c->calls[i].id);
+		call_dirname(&c->calls[i], buf, size);
 		rc = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int case_reply_name(struct lf_case *c, size_t i, char *buf, size_t size)
+{
+	size_t n;
+	int rc = -1;
+
+	pthread_mutex_lock(&c->lock);
+	if (i < c->ncalls) {
+		n = request_id_to_name(c->calls[i].id, buf, size);
+		if (n < size && n <= REQUEST_NAME_MAX)
+			rc = 0;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
@@ -93,18 +143,22 @@ static char *case_pretty(json_t *v)
  */
 char *case_call_file(struct lf_case *c, const char *dirname, const char *file)
 {
-	const char *dash = strchr(dirname, '-');
 	struct call_entry *e;
 	json_t *dec = NULL, *res = NULL, *v = NULL;
-	char want[160];
+	char want[REQUEST_NAME_MAX + 1], *end;
+	unsigned long seq;
 	int mode = -1;
 
-	if (!dash)
+	if (dirname[0] < '0' || dirname[0] > '9')
+		return NULL;
+	errno = 0;
+	seq = strtoul(dirname, &end, 10);
+	if (errno || *end != '-')
 		return NULL;
 	pthread_mutex_lock(&c->lock);
-	e = case_find_call(c, dash + 1);
+	e = call_by_seq(c, seq);
 	if (e) {
-		snprintf(want, sizeof(want), "%06u-%s", e->seq, e->id);
+		call_dirname(e, want, sizeof(want));
 		if (strcmp(want, dirname) == 0) {
 			dec = ledger_read_row(c->ledger, e->dec_off,
 					      e->dec_len);

@@ -7,19 +7,36 @@
 
 #include <string.h>
 
-bool json_value_equal(const json_t *a, const json_t *b)
+/* JSON's own numbers: integers and reals, never booleans. */
+static bool json_number(const json_t *v, double *d, json_int_t *i, bool *is_int)
 {
+	if (json_is_integer(v)) {
+		*i = json_integer_value(v);
+		*d = (double)*i;
+		*is_int = true;
+		return true;
+	}
+	if (json_is_real(v)) {
+		*d = json_real_value(v);
+		*is_int = false;
+		return true;
+	}
+	return false;
+}
+
+bool json_equal_with(const json_t *a, const json_t *b, json_as_number num)
+{
+	double da, db;
+	json_int_t ia = 0, ib = 0;
+	bool inta, intb;
 	size_t i;
 	const char *k;
 	json_t *v;
 
 	if (!a || !b)
 		return a == b;
-	if (json_is_number(a) && json_is_number(b)) {
-		if (json_is_integer(a) && json_is_integer(b))
-			return json_integer_value(a) == json_integer_value(b);
-		return json_number_value(a) == json_number_value(b);
-	}
+	if (num(a, &da, &ia, &inta) && num(b, &db, &ib, &intb))
+		return inta && intb ? ia == ib : da == db;
 	if (json_typeof(a) != json_typeof(b))
 		return false;
 	switch (json_typeof(a)) {
@@ -31,22 +48,27 @@ bool json_value_equal(const json_t *a, const json_t *b)
 		if (json_array_size(a) != json_array_size(b))
 			return false;
 		for (i = 0; i < json_array_size(a); i++)
-			if (!json_value_equal(json_array_get(a, i),
-					      json_array_get(b, i)))
+			if (!json_equal_with(json_array_get(a, i),
+					     json_array_get(b, i), num))
 				return false;
 		return true;
 	case JSON_OBJECT:
 		if (json_object_size(a) != json_object_size(b))
 			return false;
-		json_object_foreach(
-			(json_t *)a, k,
-			v) if (!json_value_equal(v,
-						 json_object_get(
-							 b, k))) return false;
+		json_object_foreach((json_t *)a, k, v)
+		{
+			if (!json_equal_with(v, json_object_get(b, k), num))
+				return false;
+		}
 		return true;
 	default:
 		return true; /* true, false, null: same type is same value */
 	}
+}
+
+bool json_value_equal(const json_t *a, const json_t *b)
+{
+	return json_equal_with(a, b, json_number);
 }
 
 void json_copy_keys(json_t *dst, const json_t *src, const char *const *keys,

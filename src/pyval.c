@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsoneq.h"
+
 struct buf {
 	char *s;
 	size_t len, cap;
@@ -81,49 +83,8 @@ static bool as_number(const json_t *v, double *d, json_int_t *i, bool *is_int)
 
 bool pyval_equal(const json_t *a, const json_t *b)
 {
-	double da, db;
-	json_int_t ia, ib;
-	bool inta, intb;
-	const char *k;
-	json_t *v;
-	size_t i;
-
-	if (!a || !b)
-		return a == b;
-	if (as_number(a, &da, &ia, &inta) && as_number(b, &db, &ib, &intb)) {
-		if (inta && intb)
-			return ia == ib;
-		return da == db;
-	}
-	if (json_typeof(a) != json_typeof(b))
-		return false;
-	switch (json_typeof(a)) {
-	case JSON_NULL:
-		return true;
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		       !memcmp(json_string_value(a), json_string_value(b),
-			       json_string_length(a));
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return false;
-		for (i = 0; i < json_array_size(a); i++)
-			if (!pyval_equal(json_array_get(a, i),
-					 json_array_get(b, i)))
-				return false;
-		return true;
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return false;
-		json_object_foreach((json_t *)a, k, v)
-		{
-			if (!pyval_equal(v, json_object_get(b, k)))
-				return false;
-		}
-		return true;
-	default:
-		return false;
-	}
+	/* Python: True == 1, 1 == 1.0, and containers compare item by item. */
+	return json_equal_with(a, b, as_number);
 }
 
 bool pyval_truthy(const json_t *v)

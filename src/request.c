@@ -371,6 +371,128 @@ static enum lf_err get_id(json_t *obj, const char *key, char *out,
 	return LF_OK;
 }
 
+/*
+ * A call id or tool name (ledgerfs(8) PROTOCOL): what ASSERT takes, 1..max
+ * bytes of UTF-8 without control characters, not only blanks.  The line
+ * is valid UTF-8 already, so a C1 control is the pair C2 80..C2 9F.
+ */
+static bool name_chars_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		if (!tool_char(*p))
+			return false;
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return false;
+	}
+	return true;
+}
+
+/* ASSERT strips a name and refuses what is left empty. */
+static bool name_blank(const char *s)
+{
+	return s[strspn(s, " ")] == '\0';
+}
+
+static enum lf_err get_name(json_t *obj, const char *key, size_t max, char *out,
+			    struct lf_why *why)
+{
+	enum lf_err rc;
+
+	rc = get_word(obj, key, max, tool_char,
+		      "1-256 bytes without control characters", out, why);
+	if (!rc && !name_chars_ok(out))
+		rc = lf_fail(why, LF_EINVAL_JSON,
+			     "%s must be 1-256 bytes without control "
+			     "characters",
+			     key);
+	if (!rc && name_blank(out))
+		rc = lf_fail(why, LF_EINVAL_JSON, "%s must not be only blanks",
+			     key);
+	if (rc)
+		out[0] = '\0';
+	return rc;
+}
+
+bool request_valid_call_id(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n >= 1 && n <= REQUEST_CALL_ID_MAX && name_chars_ok(s) &&
+	       !name_blank(s);
+}
+
+size_t request_id_to_name(const char *id, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	bool dots = strcmp(id, ".") == 0 || strcmp(id, "..") == 0;
+	size_t n = 0, kept = 0;
+
+	for (; *id; id++) {
+		unsigned char c = (unsigned char)*id;
+		char unit[3] = {(char)c};
+		size_t k = 1;
+
+		if (dots || !id_char(c)) {
+			unit[0] = '%';
+			unit[1] = hex[c >> 4];
+			unit[2] = hex[c & 15];
+			k = 3;
+		}
+		/* Never split a %XX: a cut name stays a clean prefix. */
+		if (n == kept && n + k < size) {
+			memcpy(out + n, unit, k);
+			kept += k;
+		}
+		n += k;
+	}
+	if (size)
+		out[kept] = '\0';
+	return n;
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool request_id_from_name(const char *name, char *out, size_t size)
+{
+	char again[REQUEST_NAME_MAX + 1];
+	const char *p;
+	size_t n = 0;
+
+	if (!size)
+		return false;
+	for (p = name; *p; p++) {
+		int c = (unsigned char)*p;
+
+		if (c == '%') {
+			int hi = hex_value(p[1]);
+			int lo = hi < 0 ? -1 : hex_value(p[2]);
+
+			if (lo < 0)
+				return false;
+			c = hi << 4 | lo;
+			p += 2;
+		}
+		if (c == 0 || n + 1 >= size)
+			return false;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	if (!request_valid_call_id(out))
+		return false;
+	/* One call, one name: refuse %41 for A and the like. */
+	return request_id_to_name(out, again, sizeof(again)) < sizeof(again) &&
+	       strcmp(again, name) == 0;
+}
+
 /* An optional boolean member: *out keeps its default when absent. */
 static enum lf_err get_bool(json_t *obj, const char *key, bool *out,
 			    struct lf_why *why)
@@ -406,7 +528,6 @@ enum lf_err request_parse_call(const char *line, size_t len, size_t max_line,
 			       struct request_call *out, struct lf_why *why)
 {
 	json_t *obj = NULL, *args;
-	const char *p;
 	enum lf_err rc;
 
 	memset(out, 0, sizeof(*out));
@@ -416,29 +537,12 @@ enum lf_err request_parse_call(const char *line, size_t len, size_t max_line,
 	rc = check_keys(obj, call_keys, "call", why);
 	if (rc)
 		goto out;
-	rc = get_id(obj, "call_id", out->call_id, why);
+	rc = get_name(obj, "call_id", REQUEST_CALL_ID_MAX, out->call_id, why);
 	if (rc)
 		goto out;
-	rc = get_word(obj, "tool", REQUEST_TOOL_MAX, tool_char,
-		      "1-256 bytes without control characters", out->tool, why);
+	rc = get_name(obj, "tool", REQUEST_TOOL_MAX, out->tool, why);
 	if (rc)
 		goto out;
-	for (p = out->tool; (p = strchr(p, '\xc2')); p++) {
-		/* U+0080..U+009F, the C1 controls, are control characters too. */
-		if ((unsigned char)p[1] >= 0x80 &&
-		    (unsigned char)p[1] <= 0x9f) {
-			rc = lf_fail(why, LF_EINVAL_JSON,
-				     "tool must be 1-256 bytes without control "
-				     "characters");
-			goto out;
-		}
-	}
-	if (!out->tool[strspn(out->tool, " ")]) {
-		/* ASSERT strips the name and refuses what is left empty. */
-		rc = lf_fail(why, LF_EINVAL_JSON,
-			     "tool must not be only blanks");
-		goto out;
-	}
 	args = json_object_get(obj, "args");
 	if (!args) {
 		out->args = json_object();
@@ -473,7 +577,7 @@ enum lf_err request_parse_result(const char *line, size_t len, size_t max_line,
 	rc = check_keys(obj, result_keys, "result", why);
 	if (rc)
 		goto out;
-	rc = get_id(obj, "call_id", out->call_id, why);
+	rc = get_name(obj, "call_id", REQUEST_CALL_ID_MAX, out->call_id, why);
 	if (rc)
 		goto out;
 	rc = get_bool(obj, "is_error", &out->is_error, why);

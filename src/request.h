@@ -16,8 +16,10 @@
 
 #define REQUEST_MAX_LINE_DEFAULT (1024 * 1024) /* bytes, without newline */
 #define REQUEST_MAX_DEPTH	 64	       /* nesting of [] and {} */
-#define REQUEST_ID_MAX		 128	       /* call ids and case names */
+#define REQUEST_ID_MAX		 128	       /* case names */
+#define REQUEST_CALL_ID_MAX	 256	       /* call ids, bytes */
 #define REQUEST_TOOL_MAX	 256	       /* tool names, bytes */
+#define REQUEST_NAME_MAX	 255	       /* a file name in the view */
 
 /*
  * A parsed call line {"call_id":..,"tool":..,"args":{..}}.
@@ -25,7 +27,7 @@
  * line had none); release with request_call_clear().
  */
 struct request_call {
-	char call_id[REQUEST_ID_MAX + 1];
+	char call_id[REQUEST_CALL_ID_MAX + 1];
 	char tool[REQUEST_TOOL_MAX + 1];
 	json_t *args;
 };
@@ -37,7 +39,7 @@ struct request_call {
  * to false, real_executed to true.
  */
 struct request_result {
-	char call_id[REQUEST_ID_MAX + 1];
+	char call_id[REQUEST_CALL_ID_MAX + 1];
 	json_t *returned;
 	bool is_error;
 	bool real_executed;
@@ -50,10 +52,32 @@ struct request_register {
 };
 
 /*
- * True when s[0..len) is a valid case name or call id:
+ * True when s[0..len) is a valid case name:
  * 1-128 characters of [A-Za-z0-9._:-], and not "." or "..".
  */
 bool request_valid_id(const char *s, size_t len);
+
+/*
+ * True when s is a valid call id: 1-256 bytes of UTF-8 without control
+ * characters (C0, DEL, C1) and not only blanks (ledgerfs(8) PROTOCOL).
+ */
+bool request_valid_call_id(const char *s);
+
+/*
+ * A call id as a file name in the view (ledgerfs(8) THE VIEW): bytes of
+ * [A-Za-z0-9._:-] stay, every other byte is %XX (upper-case hex), and the
+ * ids "." and ".." are written %2E and %2E%2E.  Writes at most size - 1
+ * bytes and a NUL; returns the length of the whole encoding (which may
+ * be more than was written, as snprintf does).
+ */
+size_t request_id_to_name(const char *id, char *out, size_t size);
+
+/*
+ * The call id a view file name stands for, into out (size bytes).  Only
+ * the one encoding request_id_to_name() gives is accepted, so one call
+ * has one name.  Returns false for any other name.
+ */
+bool request_id_from_name(const char *name, char *out, size_t size);
 
 /*
  * Parse one line (without its newline; len bytes, need not be

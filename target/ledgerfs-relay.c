@@ -228,6 +228,20 @@ static enum MHD_Result on_headers(void *cls, struct MHD_Connection *conn,
 
 /* ---- listening ---- */
 
+/*
+ * Port 0 (ledgerfs-relay(1) OPTIONS): the port the kernel picked is
+ * otherwise unknown to a script, so say it; the relay is quiet otherwise.
+ */
+static void print_listening(const struct relay_port *p)
+{
+	char host[48];
+
+	if (p->spec.kind != HTTP_LISTEN_INET || p->spec.port != 0)
+		return;
+	http_addr_url_host(p->spec.family, p->spec.addr, host, sizeof(host));
+	printf("listening on %s:%u\n", host, p->via.port);
+}
+
 /* A stale socket file (nobody accepts on it) is removed; a live one not. */
 static int clear_unix_path(const char *path)
 {
@@ -429,6 +443,9 @@ int main(int argc, char **argv)
 			goto stop;
 		opened++;
 	}
+	for (i = 0; i < nl; i++)
+		print_listening(&ports[i]);
+	fflush(stdout);
 	sigwait(&sigs, &sig);
 	rc = 0;
 stop:

@@ -153,7 +153,7 @@ static int base_result(struct base_conn *c, const char *line, size_t n)
 	struct request_result rr;
 	struct lf_why why = {{0}};
 	json_t *e, *dec = NULL, *row = NULL;
-	char ack[REQUEST_ID_MAX + 32];
+	char ack[REQUEST_CALL_ID_MAX + 32];
 	int rv = -1;
 
 	if (request_parse_result(line, n, 0, &rr, &why) != LF_OK) {

@@ -67,6 +67,21 @@ static void check_id(const char *id)
 	CHECK(request_valid_id(id, n));
 }
 
+/* A call id: a name as tools are, whose view file name maps back to it. */
+static void check_call_id(const char *id)
+{
+	char name[REQUEST_NAME_MAX + 1], back[REQUEST_CALL_ID_MAX + 1];
+	size_t n = strlen(id);
+
+	CHECK(n >= 1 && n <= REQUEST_CALL_ID_MAX);
+	CHECK(tool_ok(id));
+	CHECK(request_valid_call_id(id));
+	if (request_id_to_name(id, name, sizeof(name)) < sizeof(name)) {
+		CHECK(request_id_from_name(name, back, sizeof(back)));
+		CHECK(strcmp(back, id) == 0);
+	}
+}
+
 static enum lf_err run_call(const char *line, size_t len, size_t max_line)
 {
 	struct request_call c;
@@ -83,7 +98,7 @@ static enum lf_err run_call(const char *line, size_t len, size_t max_line)
 		CHECK(c.call_id[0] == '\0' && c.tool[0] == '\0');
 		return rc;
 	}
-	check_id(c.call_id);
+	check_call_id(c.call_id);
 	CHECK(strlen(c.tool) >= 1 && strlen(c.tool) <= REQUEST_TOOL_MAX);
 	CHECK(tool_ok(c.tool));
 	CHECK(json_is_object(c.args));
@@ -107,7 +122,7 @@ static enum lf_err run_result(const char *line, size_t len, size_t max_line)
 		CHECK(r.call_id[0] == '\0');
 		return rc;
 	}
-	check_id(r.call_id);
+	check_call_id(r.call_id);
 	CHECK(r.returned != NULL);
 	request_result_clear(&r);
 	return rc;

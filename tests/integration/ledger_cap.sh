@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 lf_setup
 cap=524288
-lf_start --max-line=4096 --max-ledger=512K
+lf_start --max-line=8192 --max-ledger=512K
 lf_open_reg L
 
 # sixty passed calls whose results are still to come, then mocked calls
@@ -37,8 +37,9 @@ rule_eq "new rows" 0 $(($(lf_rows L) - before))
 rule_eq "status over_limit" 2 "$(lf_count L over_limit)"
 rule_end
 
-# results of the pending calls, 3.9 KiB each, until one does not fit
-big=$(head -c 3900 /dev/zero | tr '\0' r)
+# results of the pending calls, 7 KiB each (more than the room kept for a
+# missing result), until one does not fit
+big=$(head -c 7000 /dev/zero | tr '\0' r)
 ok_results=0 refused_at=
 for i in $(seq 1 60); do
 	out=$(lf_write L result "{\"call_id\":\"p$i\",\"returned\":\"$big\",\"is_error\":false,\"real_executed\":true}\\n")
@@ -75,7 +76,7 @@ for i in $(seq 1 800); do
 	case $r in *'"mode":"block"'*) break ;; esac
 done
 lf_stop || not_ok daemon_stops_cleanly "had to be killed"
-lf_start --max-line=4096 --max-ledger=512K
+lf_start --max-line=8192 --max-ledger=512K
 before=$(lf_rows K)
 rule_begin calls_stay_blocked_past_max_ledger_after_a_restart
 rule_has reply "$(lf_call K after send_a "{\"pad\":\"$pad\"}")" '"mode":"block"'

@@ -158,6 +158,23 @@ relay_pid=$upid
 relay_stop
 assert_eq the_unix_socket_is_removed_at_exit no "$([ -e "$sock" ] && echo yes || echo no)"
 
+# Port 0: the relay prints the port the kernel picked, and it serves there.
+LEDGERFS_RELAY_TOKEN=$RELAY_TOKEN LEDGERFS_CASE=C LEDGERFS_TOKEN=$(lf_token C) \
+	"$RELAY" --listen 127.0.0.1:0 --listen "unix:$work/p0.sock" \
+	--dir="$(lf_tdir C)" >"$work/p0.out" 2>>"$work/relay.err" &
+ppid=$!
+lf_bg_pids="$lf_bg_pids $ppid"
+i=0
+until [ "$(wc -l <"$work/p0.out")" -ge 1 ] || [ $i -gt 100 ]; do sleep 0.05; i=$((i + 1)); done
+rule_begin port_zero_listener_prints_the_port_it_got
+p0=$(sed -n 1p "$work/p0.out")
+case $p0 in "listening on 127.0.0.1:"[1-9]*) ;; *) rule_fail "first line '$p0'" ;; esac
+rule_eq "lines" 1 "$(wc -l <"$work/p0.out" | tr -d ' ')"
+rule_eq health '{"status":"ok"}' "$(curl -s "http://${p0#listening on }/health")"
+rule_end
+relay_pid=$ppid
+relay_stop
+
 refuse() { # NAME WANT-STATUS NEEDLE ARGS...: the relay refuses to start
 	_n=$1 _w=$2 _needle=$3
 	shift 3

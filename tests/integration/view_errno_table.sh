@@ -28,8 +28,8 @@ a_string_is_refused_with_EINVAL|"m3"\n
 unknown_field_is_refused_with_EINVAL|{"call_id":"m4","tool":"lookup_a","args":{},"extra":1}\n
 host_owned_field_is_refused_with_EINVAL|{"call_id":"m5","tool":"lookup_a","args":{},"mode":"pass"}\n
 host_owned_sequence_is_refused_with_EINVAL|{"call_id":"m6","tool":"lookup_a","args":{},"sequence":1}\n
-bad_call_id_with_slash_is_refused_with_EINVAL|{"call_id":"a/b","tool":"lookup_a","args":{}}\n
-bad_call_id_dotdot_is_refused_with_EINVAL|{"call_id":"..","tool":"lookup_a","args":{}}\n
+bad_call_id_with_a_control_character_is_refused_with_EINVAL|{"call_id":"a\\u0001b","tool":"lookup_a","args":{}}\n
+bad_call_id_of_blanks_is_refused_with_EINVAL|{"call_id":"  ","tool":"lookup_a","args":{}}\n
 empty_call_id_is_refused_with_EINVAL|{"call_id":"","tool":"lookup_a","args":{}}\n
 missing_call_id_is_refused_with_EINVAL|{"tool":"lookup_a","args":{}}\n
 args_not_an_object_is_refused_with_EINVAL|{"call_id":"m9","tool":"lookup_a","args":[1,2]}\n

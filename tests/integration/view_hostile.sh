@@ -73,22 +73,30 @@ lf_expect_refused nul_byte_in_line_is_refused_with_EINVAL H request EINVAL \
 lf_expect_refused escaped_nul_in_call_id_is_refused_with_EINVAL H request \
 	EINVAL LF_EINVAL_JSON refused '{"call_id":"u4\\u0000","tool":"lookup_a","args":{}}\n'
 
-# path-like and oversized call ids
-long=$(head -c 129 /dev/zero | tr '\0' a)
+# call ids (ledgerfs(8) PROTOCOL): what ASSERT takes; path-like ids are
+# plain strings that name no file.
+max128=$(head -c 128 /dev/zero | tr '\0' b)
+lf_expect_accepted call_id_of_128_chars_is_accepted H request 1 \
+	"{\"call_id\":\"$max128\",\"tool\":\"lookup_a\",\"args\":{}}\\n"
+while IFS='|' read -r rule id; do
+	lf_expect_accepted "$rule" H request 1 \
+		"{\"call_id\":\"$id\",\"tool\":\"lookup_a\",\"args\":{}}\\n"
+done <<EOF
+call_id_dotdot_slash_x_is_accepted_as_a_string|../x
+call_id_a_slash_b_is_accepted_as_a_string|a/b
+call_id_dotdot_is_accepted_as_a_string|..
+call_id_dot_is_accepted_as_a_string|.
+call_id_with_space_is_accepted|a b
+call_id_of_256_bytes_is_accepted|$(head -c 256 /dev/zero | tr '\0' c)
+EOF
 while IFS='|' read -r rule id; do
 	lf_expect_refused "$rule" H request EINVAL LF_EINVAL_JSON refused \
 		"{\"call_id\":\"$id\",\"tool\":\"lookup_a\",\"args\":{}}\\n"
 done <<EOF
-call_id_dotdot_slash_x_is_refused_with_EINVAL|../x
-call_id_a_slash_b_is_refused_with_EINVAL|a/b
-call_id_dotdot_is_refused_with_EINVAL|..
-call_id_dot_is_refused_with_EINVAL|.
-call_id_with_space_is_refused_with_EINVAL|a b
-call_id_of_129_chars_is_refused_with_EINVAL|$long
+call_id_of_257_bytes_is_refused_with_EINVAL|$(head -c 257 /dev/zero | tr '\0' a)
+call_id_with_a_tab_is_refused_with_EINVAL|a\\\\tb
+call_id_of_only_blanks_is_refused_with_EINVAL|   
 EOF
-max128=$(head -c 128 /dev/zero | tr '\0' b)
-lf_expect_accepted call_id_of_128_chars_is_accepted H request 1 \
-	"{\"call_id\":\"$max128\",\"tool\":\"lookup_a\",\"args\":{}}\\n"
 assert_eq no_file_appeared_in_backing_for_path_like_ids \
 	"case.json failed.ready ledger.jsonl" "$(ls "$backing/cases/H" | tr '\n' ' ' | sed 's/ $//')"
 
@@ -155,7 +163,7 @@ while IFS='|' read -r rule name; do
 	assert_eq "$rule" "op=EINVAL" "$out"
 done <<EOF
 case_name_with_space_is_refused_with_EINVAL|a b
-case_name_of_129_chars_is_refused_with_EINVAL|$long
+case_name_of_129_chars_is_refused_with_EINVAL|$(head -c 129 /dev/zero | tr "\0" a)
 case_name_with_backslash_is_refused_with_EINVAL|a\\b
 EOF
 assert_eq existing_case_name_is_refused_with_EEXIST "op=EEXIST" "$(lfw --op mkdir "$mnt/cases/H")"

@@ -156,14 +156,14 @@ static char *gen_over_limit(size_t *len)
 	return call_of_size(REQUEST_MAX_LINE_DEFAULT + 1, len);
 }
 
-static char *gen_id128(size_t *len)
+static char *gen_id256(size_t *len)
 {
-	return repeat("{\"call_id\":\"", "a", 128, "\",\"tool\":\"t\"}", len);
+	return repeat("{\"call_id\":\"", "a", 256, "\",\"tool\":\"t\"}", len);
 }
 
-static char *gen_id129(size_t *len)
+static char *gen_id257(size_t *len)
 {
-	return repeat("{\"call_id\":\"", "a", 129, "\",\"tool\":\"t\"}", len);
+	return repeat("{\"call_id\":\"", "a", 257, "\",\"tool\":\"t\"}", len);
 }
 
 static char *gen_tool256(size_t *len)
@@ -243,20 +243,31 @@ static const struct row hostile[] = {
 	    P_CALL, LF_EINVAL_JSON, "invalid UTF-8"),
 	ROW("truncated sequence at the end", "{\"call_id\":\"c\"\xe2\x82",
 	    P_CALL, LF_EINVAL_JSON, "invalid UTF-8 at byte 14"),
+	/* ledgerfs(8) PROTOCOL: call ids are what ASSERT takes. */
 	ROW("call_id ../x", "{\"call_id\":\"../x\",\"tool\":\"t\"}", P_CALL,
-	    LF_EINVAL_JSON,
-	    "call_id must be 1-128 characters of [A-Za-z0-9._:-]"),
-	ROW("call_id .", "{\"call_id\":\".\",\"tool\":\"t\"}", P_CALL,
-	    LF_EINVAL_JSON, "call_id must be"),
-	ROW("call_id ..", "{\"call_id\":\"..\",\"tool\":\"t\"}", P_CALL,
-	    LF_EINVAL_JSON, "call_id must be"),
-	ROW("call_id a/b", "{\"call_id\":\"a/b\",\"tool\":\"t\"}", P_CALL,
-	    LF_EINVAL_JSON, "call_id must be"),
+	    LF_OK, NULL),
+	ROW("call_id .", "{\"call_id\":\".\",\"tool\":\"t\"}", P_CALL, LF_OK,
+	    NULL),
+	ROW("call_id ..", "{\"call_id\":\"..\",\"tool\":\"t\"}", P_CALL, LF_OK,
+	    NULL),
+	ROW("call_id a/b with blank and UTF-8",
+	    "{\"call_id\":\"a/b c\u00e9\",\"tool\":\"t\"}", P_CALL, LF_OK,
+	    NULL),
+	ROW("call_id with tab", "{\"call_id\":\"a\\tb\",\"tool\":\"t\"}",
+	    P_CALL, LF_EINVAL_JSON,
+	    "call_id must be 1-256 bytes without control characters"),
+	ROW("call_id with NUL", "{\"call_id\":\"a\\u0000b\",\"tool\":\"t\"}",
+	    P_CALL, LF_EINVAL_JSON, "\\u0000 escape"),
+	ROW("call_id with C1 control",
+	    "{\"call_id\":\"a\\u0085\",\"tool\":\"t\"}", P_CALL, LF_EINVAL_JSON,
+	    "call_id must be"),
+	ROW("call_id only blanks", "{\"call_id\":\"  \",\"tool\":\"t\"}",
+	    P_CALL, LF_EINVAL_JSON, "call_id must not be only blanks"),
 	ROW("call_id empty", "{\"call_id\":\"\",\"tool\":\"t\"}", P_CALL,
 	    LF_EINVAL_JSON, "call_id must be"),
-	GEN("call_id of 129", gen_id129, P_CALL, LF_EINVAL_JSON,
+	GEN("call_id of 257", gen_id257, P_CALL, LF_EINVAL_JSON,
 	    "call_id must be"),
-	GEN("call_id of 128", gen_id128, P_CALL, LF_OK, NULL),
+	GEN("call_id of 256", gen_id256, P_CALL, LF_OK, NULL),
 	ROW("call_id number", "{\"call_id\":7,\"tool\":\"t\"}", P_CALL,
 	    LF_EINVAL_JSON, "call_id must be a string"),
 	ROW("tool missing", "{\"call_id\":\"c\"}", P_CALL, LF_EINVAL_JSON,
@@ -323,8 +334,8 @@ static const struct row hostile[] = {
 	    LF_EINVAL_JSON, "'result_authoritative' (host-owned)"),
 	ROW("result without call_id", "{\"returned\":1}", P_RESULT,
 	    LF_EINVAL_JSON, "missing call_id"),
-	ROW("result call_id ..", "{\"call_id\":\"..\"}", P_RESULT,
-	    LF_EINVAL_JSON, "call_id must be"),
+	ROW("result call_id blank", "{\"call_id\":\" \"}", P_RESULT,
+	    LF_EINVAL_JSON, "call_id must not be only blanks"),
 	ROW("result array", "[1]", P_RESULT, LF_EINVAL_JSON,
 	    "not a JSON object"),
 	ROW("result with NUL", "\0", P_RESULT, LF_EINVAL_JSON,
@@ -931,4 +942,54 @@ Test(request, parsers_are_thread_safe)
 		cr_assert_eq(pthread_join(t[i], &res), 0);
 		cr_expect_eq((long)res, 0, "thread %zu had failures", i);
 	}
+}
+
+/* ledgerfs(8) THE VIEW: call id -> file name, and back. */
+static const struct {
+	const char *id, *name;
+} id_names[] = {
+	{"c1", "c1"},	      {"toolu_01:A-b.c", "toolu_01:A-b.c"},
+	{"a/b", "a%2Fb"},     {".", "%2E"},
+	{"..", "%2E%2E"},     {"...", "..."},
+	{"a b%", "a%20b%25"}, {"\xc3\xa9", "%C3%A9"},
+};
+
+Test(request, call_id_names_are_percent_encoded_both_ways)
+{
+	char name[REQUEST_NAME_MAX + 1], id[REQUEST_CALL_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(id_names) / sizeof(id_names[0]); i++) {
+		cr_expect_eq(
+			request_id_to_name(id_names[i].id, name, sizeof(name)),
+			strlen(id_names[i].name), "%s", id_names[i].id);
+		cr_expect_str_eq(name, id_names[i].name);
+		cr_expect(
+			request_id_from_name(id_names[i].name, id, sizeof(id)),
+			"%s", id_names[i].name);
+		cr_expect_str_eq(id, id_names[i].id);
+	}
+}
+
+Test(request, only_the_one_encoding_of_a_call_id_is_a_name)
+{
+	static const char *const bad[] = {"%41", "a%2f", "a/b", "%2",
+					  "%",	 "%00",	 "%09", "a%ZZ",
+					  ".",	 "..",	 "%20", ""};
+	char id[REQUEST_CALL_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_not(request_id_from_name(bad[i], id, sizeof(id)),
+			      "'%s' accepted", bad[i]);
+}
+
+Test(request, a_long_encoding_is_cut_between_units)
+{
+	char id[REQUEST_CALL_ID_MAX + 1], name[8];
+
+	memset(id, '/', 200);
+	id[200] = '\0';
+	cr_expect_eq(request_id_to_name(id, name, sizeof(name)), 600);
+	cr_expect_str_eq(name, "%2F%2F");
 }
