@@ -3,9 +3,10 @@
  * ledger_hashes.c - chain hashes of ledger lines computed ahead on helper
  * threads, so that `ledgerctl verify` hashes each line's chain link and
  * its MAC at the same time on two processors (ledgerctl(1) verify).
- * Helper k of H takes lines k, k + H, ... of a batch and publishes how
- * many of them it has done; the reader waits for a line only when it
- * gets there first.
+ * Helper k of H takes lines n - 1 - k, n - 1 - k - H, ... of a batch
+ * of n; each line is claimed before it is worked on, so the reader, going
+ * forward, does the lines no helper has taken yet itself, and waits only
+ * for a line a helper is working on.
  */
 #include "ledger_hashes.h"
 
@@ -59,20 +60,40 @@ void ledger_hashes_free(struct ledger_hashes *hs)
 	hs->slots = NULL;
 }
 
+/* Work out line i, if nobody has claimed it.  1 when this thread did. */
+static int ledger_hashes_do(struct ledger_hashes *hs, size_t i)
+{
+	struct ledger_hashes_line *l = &hs->line[i];
+	int free_state = LEDGER_LINE_FREE;
+
+	if (!atomic_compare_exchange_strong_explicit(
+		    &l->state, &free_state, LEDGER_LINE_TAKEN,
+		    memory_order_acquire, memory_order_relaxed))
+		return 0;
+	if (hs->prep)
+		hs->prep(hs->slots + i * hs->slot_size, l->s, l->n);
+	chain_sha256_hex(l->s, l->n, l->hex);
+	atomic_store_explicit(&l->state, LEDGER_LINE_DONE,
+			      memory_order_release);
+	return 1;
+}
+
+/*
+ * Helpers work from the end of the batch towards the reader, who works
+ * from its start: they meet once, instead of the reader catching up with
+ * a helper line after line.  A line already claimed was claimed by the
+ * reader (the stripes are disjoint), and so was every line before it.
+ */
 static void *ledger_hashes_run(void *arg)
 {
 	struct ledger_hashes_helper *h = arg;
 	struct ledger_hashes *hs = h->hs;
-	size_t i, k = 0;
+	size_t k;
 
-	for (i = h->idx; i < hs->n; i += hs->helpers) {
-		if (atomic_load_explicit(&hs->stop, memory_order_relaxed))
+	for (k = h->idx; k < hs->n; k += hs->helpers) {
+		if (atomic_load_explicit(&hs->stop, memory_order_relaxed) ||
+		    !ledger_hashes_do(hs, hs->n - 1 - k))
 			break;
-		if (hs->prep)
-			hs->prep(hs->slots + i * hs->slot_size, hs->line[i].s,
-				 hs->line[i].n);
-		chain_sha256_hex(hs->line[i].s, hs->line[i].n, hs->line[i].hex);
-		atomic_store_explicit(&h->done, ++k, memory_order_release);
 	}
 	return NULL;
 }
@@ -89,6 +110,8 @@ size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
 	while (hs->n < hs->cap && (nl = memchr(q, '\n', (size_t)(end - q)))) {
 		hs->line[hs->n].s = p;
 		hs->line[hs->n].n = (size_t)(nl - p);
+		atomic_store_explicit(&hs->line[hs->n].state, LEDGER_LINE_FREE,
+				      memory_order_relaxed);
 		hs->n++;
 		p = q = nl + 1;
 	}
@@ -101,7 +124,6 @@ size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
 		h->hs = hs;
 		h->idx = i;
 		h->running = 0;
-		atomic_store(&h->done, 0);
 	}
 	/* helpers is read by the threads: set it before any starts. */
 	hs->helpers = want;
@@ -119,14 +141,15 @@ size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
 	return hs->n;
 }
 
-/* Wait until a helper has done line i (helpers > 0, i < n). */
+/* Line i done: by this thread if no helper has taken it, else awaited. */
 static void ledger_hashes_wait(struct ledger_hashes *hs, size_t i)
 {
-	struct ledger_hashes_helper *h = &hs->h[i % hs->helpers];
 	size_t spins = 0;
 
-	while (atomic_load_explicit(&h->done, memory_order_acquire) <=
-	       i / hs->helpers) {
+	if (ledger_hashes_do(hs, i))
+		return;
+	while (atomic_load_explicit(&hs->line[i].state, memory_order_acquire) !=
+	       LEDGER_LINE_DONE) {
 		if (++spins > 64)
 			sched_yield();
 	}

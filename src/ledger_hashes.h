@@ -19,9 +19,13 @@
 #define LEDGER_HASHES_BATCH	  4096 /* lines a batch */
 #define LEDGER_HASHES_MAX_HELPERS 7
 
+/* A line's states: nobody on it, a thread working on it, done. */
+enum { LEDGER_LINE_FREE, LEDGER_LINE_TAKEN, LEDGER_LINE_DONE };
+
 struct ledger_hashes_line {
 	const char *s;
 	size_t n;
+	atomic_int state;
 	char hex[CHAIN_HEX_LEN + 1]; /* its chain hash */
 };
 
@@ -34,7 +38,6 @@ struct ledger_hashes_helper {
 	struct ledger_hashes *hs;
 	unsigned idx;
 	pthread_t tid;
-	atomic_size_t done; /* lines of this helper's stripe hashed */
 	int running;
 };
 
