@@ -43,7 +43,8 @@ int ledger_hashes_init(struct ledger_hashes *hs, ledger_hashes_prep prep,
 	hs->line = malloc(LEDGER_HASHES_BATCH * sizeof(*hs->line));
 	if (hs->slot_size)
 		hs->slots = malloc(LEDGER_HASHES_BATCH * hs->slot_size);
-	if (!hs->line || (hs->slot_size && !hs->slots)) {
+	hs->mac = chain_mac_new();
+	if (!hs->line || (hs->slot_size && !hs->slots) || !hs->mac) {
 		ledger_hashes_free(hs);
 		return -1;
 	}
@@ -56,12 +57,16 @@ void ledger_hashes_free(struct ledger_hashes *hs)
 	if (hs->line != &hs->one)
 		free(hs->line);
 	free(hs->slots);
+	chain_mac_free(hs->mac);
+	hs->mac = NULL;
+	explicit_bzero(hs->key, sizeof(hs->key));
 	hs->line = NULL;
 	hs->slots = NULL;
 }
 
 /* Work out line i, if nobody has claimed it.  1 when this thread did. */
-static int ledger_hashes_do(struct ledger_hashes *hs, size_t i)
+static int ledger_hashes_do(struct ledger_hashes *hs, size_t i,
+			    struct chain_mac *m)
 {
 	struct ledger_hashes_line *l = &hs->line[i];
 	int free_state = LEDGER_LINE_FREE;
@@ -71,7 +76,8 @@ static int ledger_hashes_do(struct ledger_hashes *hs, size_t i)
 		    memory_order_acquire, memory_order_relaxed))
 		return 0;
 	if (hs->prep)
-		hs->prep(hs->slots + i * hs->slot_size, l->s, l->n);
+		hs->prep(hs->slots + i * hs->slot_size, l->s, l->n,
+			 hs->keyed && m ? hs->key : NULL, m);
 	chain_sha256_hex(l->s, l->n, l->hex);
 	atomic_store_explicit(&l->state, LEDGER_LINE_DONE,
 			      memory_order_release);
@@ -88,14 +94,23 @@ static void *ledger_hashes_run(void *arg)
 {
 	struct ledger_hashes_helper *h = arg;
 	struct ledger_hashes *hs = h->hs;
+	struct chain_mac *m = hs->keyed ? chain_mac_new() : NULL;
 	size_t k;
 
 	for (k = h->idx; k < hs->n; k += hs->helpers) {
 		if (atomic_load_explicit(&hs->stop, memory_order_relaxed) ||
-		    !ledger_hashes_do(hs, hs->n - 1 - k))
+		    !ledger_hashes_do(hs, hs->n - 1 - k, m))
 			break;
 	}
+	chain_mac_free(m);
 	return NULL;
+}
+
+void ledger_hashes_set_key(struct ledger_hashes *hs, const unsigned char *key)
+{
+	hs->keyed = key != NULL;
+	if (key)
+		memcpy(hs->key, key, CHAIN_KEY_BYTES);
 }
 
 size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
@@ -146,7 +161,7 @@ static void ledger_hashes_wait(struct ledger_hashes *hs, size_t i)
 {
 	size_t spins = 0;
 
-	if (ledger_hashes_do(hs, i))
+	if (ledger_hashes_do(hs, i, hs->mac))
 		return;
 	while (atomic_load_explicit(&hs->line[i].state, memory_order_acquire) !=
 	       LEDGER_LINE_DONE) {

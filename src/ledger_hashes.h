@@ -29,8 +29,14 @@ struct ledger_hashes_line {
 	char hex[CHAIN_HEX_LEN + 1]; /* its chain hash */
 };
 
-/* What a helper works out of one line besides its hash, into slot. */
-typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n);
+/*
+ * What a helper works out of one line besides its hash, into slot: key
+ * (NULL: none yet) is the batch's guess of the MAC key, m a MAC context
+ * of the calling thread's own.
+ */
+typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n,
+				   const unsigned char *key,
+				   struct chain_mac *m);
 
 struct ledger_hashes;
 
@@ -48,8 +54,11 @@ struct ledger_hashes {
 	unsigned char *slots; /* as many slots of slot_size */
 	size_t slot_size;
 	ledger_hashes_prep prep;
-	size_t n, next;	  /* lines in the batch; next to get */
-	unsigned helpers; /* started for this batch */
+	unsigned char key[CHAIN_KEY_BYTES]; /* the batch's guess of the key */
+	int keyed;
+	struct chain_mac *mac; /* the reader's */
+	size_t n, next;	       /* lines in the batch; next to get */
+	unsigned helpers;      /* started for this batch */
 	atomic_int stop;
 	struct ledger_hashes_helper h[LEDGER_HASHES_MAX_HELPERS];
 };
@@ -67,6 +76,13 @@ void ledger_verify_set_threads(unsigned n);
 int ledger_hashes_init(struct ledger_hashes *hs, ledger_hashes_prep prep,
 		       size_t slot_size);
 void ledger_hashes_free(struct ledger_hashes *hs);
+
+/*
+ * The MAC key the next batches' lines are likely to need (NULL: none);
+ * prep's MAC under it is used only when the reader's key is the same.
+ * Between batches only.
+ */
+void ledger_hashes_set_key(struct ledger_hashes *hs, const unsigned char *key);
 
 /*
  * Start a batch: up to LEDGER_HASHES_BATCH complete lines (ending in
