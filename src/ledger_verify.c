@@ -457,6 +457,46 @@ static ssize_t ledger_pread(int fd, char *buf, size_t n, long long off)
 	return r;
 }
 
+/*
+ * After the last whole row at base, the file holds a 0x00 byte: it is
+ * padding when every byte from base to the end is 0x00 (LF_OK), else a
+ * torn tail, cut whole at repair (ledgerfs-ledger(5) PADDING, RECOVERY).
+ * p: the first bytes at base, already read.  *eof: the file's end.
+ */
+static enum lf_err ledger_tail(int fd, long long base, const char *p,
+			       long long *eof, struct ledger_scan *st,
+			       struct ledger_report *rep, struct lf_why *why)
+{
+	char chunk[65536];
+	long long off = base;
+	struct stat sb;
+	ssize_t r, i;
+	bool zero = p[0] == '\0';
+
+	while (zero) {
+		r = ledger_pread(fd, chunk, sizeof(chunk), off);
+		if (r < 0)
+			return lf_fail(why, LF_IO, "cannot read ledger: %s",
+				       strerror(errno));
+		if (r == 0)
+			break;
+		for (i = 0; i < r; i++)
+			if (chunk[i])
+				zero = false;
+		off += r;
+	}
+	if (zero) {
+		*eof = off;
+		return LF_OK;
+	}
+	/* The tail cut at repair runs to the file's end. */
+	if (fstat(fd, &sb) == 0 && sb.st_size > *eof)
+		*eof = sb.st_size;
+	rep->torn = true;
+	return lf_fail(why, LF_VERIFY, "row %llu: torn (bytes after the rows)",
+		       st->row + 1);
+}
+
 enum lf_err ledger_verify_fd(int fd, const char *case_id,
 			     const unsigned char *host_key, ledger_row_cb cb,
 			     void *ctx, struct ledger_report *rep,
@@ -546,6 +586,12 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 		}
 		rem = (size_t)(end - p);
 		base += p - buf;
+		if (rem && memchr(p, '\0', rem)) {
+			/* No row holds 0x00: padding, or a torn tail. */
+			rc = ledger_tail(fd, base, p, &readoff, &st, rep, why);
+			have = 0;
+			goto out;
+		}
 		if (rem > LEDGER_MAX_LINE) {
 			rc = lf_fail(why, LF_VERIFY,
 				     "row %llu: line over 64 MiB", st.row + 1);
