@@ -140,11 +140,15 @@ static int ledger_write_line(struct ledger *l, const char *line, size_t n)
 	return 0;
 }
 
-/* Make what was written durable: 0 or an errno value. */
-static int ledger_flush(struct ledger *l)
+/*
+ * Make what was written durable: 0 or an errno value.  overwrite: the
+ * write landed in padding already on disk (ledgerfs-ledger(5) PADDING).
+ */
+static int ledger_flush(struct ledger *l, bool overwrite)
 {
 	if (l->commit)
-		return commit_group_sync(l->commit, l->fd);
+		return overwrite ? commit_group_sync_data(l->commit, l->fd)
+				 : commit_group_sync(l->commit, l->fd);
 	return fdatasync(l->fd) < 0 ? errno : 0;
 }
 
@@ -155,6 +159,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	enum lf_err rc = LF_IO;
 	size_t n;
 	int set = 0, err;
+	bool overwrite;
 
 	if (l->broken)
 		return lf_fail(why, LF_IO,
@@ -196,12 +201,15 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	}
 	/* The newline goes in the same write: a line is whole or torn. */
 	line[n] = '\n';
+	/* Into padding already flushed, or made and flushed by the write. */
+	overwrite = l->padded &&
+		    (ledger_pad_bytes || l->size + (long long)n + 1 <= l->end);
 	if (ledger_write_line(l, line, n + 1) < 0) {
 		l->broken = true;
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	err = ledger_flush(l);
+	err = ledger_flush(l, overwrite);
 	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;
