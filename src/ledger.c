@@ -32,7 +32,17 @@ struct ledger {
 	struct commit_group *commit; /* borrowed; NULL: own fdatasync */
 	struct merkle_range tree;    /* of the rows (ledgerfs-ledger(5) TREE) */
 	struct ratchet *seal; /* NULL: a ledger without seals (case key) */
+	bool padded;	      /* rows go at size, over zeros */
+	long long end;	      /* the file's size when padded */
 };
+
+/* ledgerfs-ledger(5) PADDING: bytes of zeros written ahead at a time. */
+static long long ledger_pad_bytes;
+
+void ledger_set_padding(long long bytes)
+{
+	ledger_pad_bytes = bytes > 0 ? bytes : 0;
+}
 
 char *ledger_canonical(const json_t *row)
 {
@@ -74,11 +84,75 @@ static int ledger_write_all(int fd, const char *buf, size_t n)
 	return 0;
 }
 
-/* Make what was written durable: 0 or an errno value. */
-static int ledger_flush(struct ledger *l)
+static int ledger_pwrite_all(int fd, const char *buf, size_t n, long long off)
+{
+	ssize_t r;
+
+	while (n) {
+		r = pwrite(fd, buf, n, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		buf += r;
+		off += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Room for `need` more bytes of rows: zeros written from the file's end,
+ * at least ledger_pad_bytes of them, and flushed before any row lands in
+ * them (ledgerfs-ledger(5) PADDING).  0 or -1 (errno set).
+ */
+static int ledger_pad(struct ledger *l, size_t need)
+{
+	static const char zeros[65536];
+	long long want = l->size + (long long)need, to;
+	size_t k;
+
+	if (want <= l->end || !ledger_pad_bytes)
+		return 0;
+	to = want + ledger_pad_bytes;
+	while (l->end < to) {
+		k = to - l->end < (long long)sizeof(zeros)
+			    ? (size_t)(to - l->end)
+			    : sizeof(zeros);
+		if (ledger_pwrite_all(l->fd, zeros, k, l->end) < 0)
+			return -1;
+		l->end += (long long)k;
+	}
+	return fdatasync(l->fd);
+}
+
+/* Write a whole line where the rows end. */
+static int ledger_write_line(struct ledger *l, const char *line, size_t n)
+{
+	if (!l->padded)
+		return ledger_write_all(l->fd, line, n);
+	if (ledger_pad(l, n) < 0 ||
+	    ledger_pwrite_all(l->fd, line, n, l->size) < 0)
+		return -1;
+	if (l->size + (long long)n > l->end)
+		l->end = l->size + (long long)n;
+	return 0;
+}
+
+/*
+ * Make what was written durable: 0 or an errno value.  overwrite: the
+ * write landed in padding already on disk (ledgerfs-ledger(5) PADDING).
+ */
+static int ledger_flush(struct ledger *l, bool overwrite)
 {
 	if (l->commit)
-		return commit_group_sync(l->commit, l->fd);
+		return overwrite ? commit_group_sync_data(l->commit, l->fd)
+				 : commit_group_sync(l->commit, l->fd);
 	return fdatasync(l->fd) < 0 ? errno : 0;
 }
 
@@ -89,6 +163,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	enum lf_err rc = LF_IO;
 	size_t n;
 	int set = 0, err;
+	bool overwrite;
 
 	if (l->broken)
 		return lf_fail(why, LF_IO,
@@ -133,12 +208,15 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	}
 	/* The newline goes in the same write: a line is whole or torn. */
 	line[n] = '\n';
-	if (ledger_write_all(l->fd, line, n + 1) < 0) {
+	/* Into padding already flushed, or made and flushed by the write. */
+	overwrite = l->padded &&
+		    (ledger_pad_bytes || l->size + (long long)n + 1 <= l->end);
+	if (ledger_write_line(l, line, n + 1) < 0) {
 		l->broken = true;
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	err = ledger_flush(l);
+	err = ledger_flush(l, overwrite);
 	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;
@@ -479,6 +557,29 @@ static enum lf_err ledger_repair_finish(struct ledger *l, int dirfd,
 	return rc;
 }
 
+/*
+ * Rows go at the end of the rows, not the file's, once the file is
+ * padded or is to be (ledgerfs-ledger(5) PADDING); a ledger never padded
+ * keeps O_APPEND, so bytes that something else appended are never
+ * written over.  0 or -1 (errno set).
+ */
+static int ledger_use_padding(struct ledger *l)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(l->fd, &st) < 0)
+		return -1;
+	if (!ledger_pad_bytes && st.st_size <= l->size)
+		return 0;
+	fl = fcntl(l->fd, F_GETFL);
+	if (fl < 0 || fcntl(l->fd, F_SETFL, fl & ~O_APPEND) < 0)
+		return -1;
+	l->padded = true;
+	l->end = st.st_size;
+	return 0;
+}
+
 struct ledger *ledger_open_failed(int dirfd, const char *path,
 				  const char *case_id,
 				  const unsigned char host_key[CHAIN_KEY_BYTES])
@@ -574,6 +675,11 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 				     path, strerror(errno));
 			goto fail;
 		}
+		if (ledger_use_padding(l) < 0) {
+			rc = lf_fail(why, LF_IO, "cannot open ledger %s: %s",
+				     path, strerror(errno));
+			goto fail;
+		}
 		*out = l;
 		return LF_OK;
 	}
@@ -617,6 +723,11 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 					  why);
 	if (rc != LF_OK)
 		goto fail;
+	if (ledger_use_padding(l) < 0) {
+		rc = lf_fail(why, LF_IO, "cannot open ledger %s: %s", path,
+			     strerror(errno));
+		goto fail;
+	}
 	*out = l;
 	return LF_OK;
 fail:

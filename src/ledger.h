@@ -124,6 +124,13 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
  */
 void ledger_set_commit(struct ledger *l, struct commit_group *g);
 
+/*
+ * Grow ledgers opened from now on into zeros written ahead, bytes at a
+ * time (0: off, the default), so a row's flush overwrites bytes already
+ * on disk (ledgerfs-ledger(5) PADDING).  Set once, before serving.
+ */
+void ledger_set_padding(long long bytes);
+
 void ledger_get_head(const struct ledger *l, struct ledger_head *out);
 
 /* Read back and parse the row at offset/len.  New reference or NULL. */
