@@ -177,10 +177,79 @@ static char *ctl_prepare_tools(const char *file)
 	return text;
 }
 
+/*
+ * --seal-key-out: created before the case (0600, never over a file), so
+ * a refusal leaves no case whose K0 nobody holds.  fd, or -1 (said).
+ */
+static int ctl_seal_out_create(const char *path)
+{
+	int fd =
+		open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+
+	if (fd < 0) {
+		fprintf(stderr, "ledgerctl: --seal-key-out %s: %s%s\n", path,
+			strerror(errno),
+			errno == EEXIST ? " (never overwritten)" : "");
+		return -1;
+	}
+	if (fchmod(fd, 0600) < 0) {
+		fprintf(stderr, "ledgerctl: --seal-key-out %s: %s\n", path,
+			strerror(errno));
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Take K0 from the view's seal_key (readable once) into fd as its 32
+ * raw bytes, flushed (ledgerfs-ledger(5) SEALS).  0, or -1 (said).
+ */
+static int ctl_seal_out_write(const char *mount, const char *name, int fd,
+			      const char *out)
+{
+	unsigned char k0[CHAIN_KEY_BYTES];
+	char path[4096], *hex;
+	int i, rc = -1;
+
+	snprintf(path, sizeof(path), "%s/cases/%s/seal_key", mount, name);
+	hex = ctl_read(path);
+	if (!hex || strlen(hex) < 2 * CHAIN_KEY_BYTES) {
+		fprintf(stderr, "ledgerctl: cannot read %s: %s\n", path,
+			hex ? "short" : strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < CHAIN_KEY_BYTES; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+			fprintf(stderr, "ledgerctl: %s: not hex\n", path);
+			goto out;
+		}
+		k0[i] = (unsigned char)v;
+	}
+	if (write(fd, k0, sizeof(k0)) != (ssize_t)sizeof(k0) || fsync(fd) < 0) {
+		fprintf(stderr, "ledgerctl: --seal-key-out %s: %s\n", out,
+			strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	explicit_bzero(k0, sizeof(k0));
+	if (hex) {
+		explicit_bzero(hex, strlen(hex));
+		free(hex);
+	}
+	return rc;
+}
+
 static int ctl_open(const char *mount, int argc, char **argv)
 {
 	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
-	const char *cassettes = NULL, *tools = NULL;
+	const char *cassettes = NULL, *tools = NULL, *seal_out = NULL;
+	int seal_fd = -1;
 	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL, *pdir;
 	char *ttext = NULL;
 	FILE *out = stdout;
@@ -197,6 +266,10 @@ static int ctl_open(const char *mount, int argc, char **argv)
 			cassettes = argv[++i];
 		else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
 			tools = argv[++i];
+		else if (strcmp(argv[i], "--seal-key-out") == 0 && i + 1 < argc)
+			seal_out = argv[++i];
+		else if (strncmp(argv[i], "--seal-key-out=", 15) == 0)
+			seal_out = argv[i] + 15;
 		else if (!name && argv[i][0] != '-')
 			name = argv[i];
 		else
@@ -219,6 +292,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	if (mocks && !(mtext = ctl_prepare_doc(mocks, cassettes, 1)))
 		goto out;
 	if (tools && !(ttext = ctl_prepare_tools(tools)))
+		goto out;
+	if (seal_out && (seal_fd = ctl_seal_out_create(seal_out)) < 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
 	if (mkdir(path, 0700) < 0) {
@@ -255,6 +330,18 @@ static int ctl_open(const char *mount, int argc, char **argv)
 		goto out;
 	}
 	token[CHAIN_HEX_LEN] = '\0';
+	if (seal_fd >= 0) {
+		if (ctl_seal_out_write(mount, name, seal_fd, seal_out) < 0)
+			goto out;
+		if (close(seal_fd) < 0) {
+			seal_fd = -1;
+			fprintf(stderr, "ledgerctl: --seal-key-out %s: %s\n",
+				seal_out, strerror(errno));
+			goto out;
+		}
+		seal_fd = -1;
+		seal_out = NULL; /* written: kept */
+	}
 	if (envf) {
 		int fd = open(envf,
 			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
@@ -273,6 +360,11 @@ static int ctl_open(const char *mount, int argc, char **argv)
 		name, token);
 	rc = (out != stdout ? fclose(out) : fflush(out)) ? 1 : 0;
 out:
+	/* A handout file left without its key would only mislead. */
+	if (seal_fd >= 0) {
+		close(seal_fd);
+		unlink(seal_out);
+	}
 	free(ptext);
 	free(mtext);
 	free(ttext);
@@ -280,7 +372,7 @@ out:
 	return rc;
 usage:
 	fprintf(stderr,
-		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--cassettes DIR] [--tools FILE] [--env-file OUT]\n");
+		"usage: ledgerctl open CASE --policy FILE [--mocks FILE] [--cassettes DIR] [--tools FILE] [--env-file OUT] [--seal-key-out FILE]\n");
 	return 2;
 }
 

@@ -601,11 +601,12 @@ static int sums_check(const struct export *x, json_t *files)
 	return nbad;
 }
 
-int ctl_verify_tar(const char *path, const char *key_path, bool json,
-		   bool require_mac)
+int ctl_verify_tar(const char *path, const char *key_path,
+		   const char *seal_path, bool json, bool require_mac)
 {
 	struct export x = {0};
 	struct ctl_verdict v = {0};
+	struct ratchet_keys seal = {0};
 	unsigned char key[CHAIN_KEY_BYTES];
 	const struct member *led, *rep;
 	char prefix[160], err[300];
@@ -627,6 +628,9 @@ int ctl_verify_tar(const char *path, const char *key_path, bool json,
 					 : " (--require-mac)");
 		goto out;
 	}
+	/* A sealed ledger's MACs: every epoch's with K0 (SEALS). */
+	if (seal_path && ctl_seal_read_k0(seal_path, &seal) != 0)
+		goto out;
 	nbad = sums_check(&x, files);
 	led = member_get(&x, "ledger.jsonl");
 	rep = member_get(&x, "verify.json");
@@ -637,7 +641,7 @@ int ctl_verify_tar(const char *path, const char *key_path, bool json,
 			path);
 		goto out;
 	}
-	ctl_verify_check(mfd, kr == 0 ? key : NULL, NULL, &v);
+	ctl_verify_check_sealed(mfd, kr == 0 ? key : NULL, &seal, NULL, &v);
 	report = rep ? json_loads(rep->data, 0, NULL) : NULL;
 	/* The report inside must describe this very ledger. */
 	if (v.status == 0 &&
@@ -698,6 +702,7 @@ int ctl_verify_tar(const char *path, const char *key_path, bool json,
 		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
 out:
 	explicit_bzero(key, sizeof(key));
+	explicit_bzero(&seal, sizeof(seal));
 	if (f)
 		fclose(f);
 	if (mfd >= 0)
@@ -711,7 +716,7 @@ out:
 
 int ctl_verify_any_main(int argc, char **argv)
 {
-	const char *first = NULL, *key_path = NULL;
+	const char *first = NULL, *key_path = NULL, *seal_path = NULL;
 	bool json = false, require_mac = false, head = false;
 	int i;
 
@@ -727,6 +732,10 @@ int ctl_verify_any_main(int argc, char **argv)
 			i++;
 		} else if (!strncmp(a, "--key=", 6)) {
 			key_path = a + 6;
+		} else if (!strcmp(a, "--seal-key") && i + 1 < argc) {
+			seal_path = argv[++i];
+		} else if (!strncmp(a, "--seal-key=", 11)) {
+			seal_path = a + 11;
 		} else if (!strncmp(a, "--head=", 7)) {
 			head = true;
 		} else if (!strcmp(a, "--json")) {
@@ -744,5 +753,5 @@ int ctl_verify_any_main(int argc, char **argv)
 			"ledgerctl verify: --head is for a ledger, not an export\n");
 		return 2;
 	}
-	return ctl_verify_tar(first, key_path, json, require_mac);
+	return ctl_verify_tar(first, key_path, seal_path, json, require_mac);
 }

@@ -19,10 +19,11 @@
 
 #include "ctl.h"
 #include "ledger.h"
+#include "ledger_hashes.h"
 
 #define CTL_VERIFY_USAGE                                                           \
 	"usage: ledgerctl verify LEDGER|FILE.tar [--key FILE] [--head ROWS:HEX]\n" \
-	"       [--json] [--require-mac]\n"
+	"       [--seal-key K0FILE] [--json] [--require-mac]\n"
 
 /* A parsed "ROWS:HEX" checkpoint. */
 struct ctl_checkpoint {
@@ -117,7 +118,8 @@ out:
  * The fingerprint recorded in row 1 (case_opened) into fp, or "" when the
  * ledger predates it or row 1 cannot be read.
  */
-static void ctl_sealed_fingerprint(int fd, char fp[CHAIN_FP_LEN + 1])
+static void ctl_sealed_fingerprint(int fd, char fp[CHAIN_FP_LEN + 1],
+				   char seal_fp[CHAIN_FP_LEN + 1])
 {
 	char buf[4096];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -126,6 +128,7 @@ static void ctl_sealed_fingerprint(int fd, char fp[CHAIN_FP_LEN + 1])
 	char *nl;
 
 	fp[0] = '\0';
+	seal_fp[0] = '\0';
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
@@ -137,11 +140,21 @@ static void ctl_sealed_fingerprint(int fd, char fp[CHAIN_FP_LEN + 1])
 	v = json_string_value(json_object_get(row, "key_fingerprint"));
 	if (v && strlen(v) == CHAIN_FP_LEN)
 		memcpy(fp, v, CHAIN_FP_LEN + 1);
+	v = json_string_value(json_object_get(row, "seal_fingerprint"));
+	if (v && strlen(v) == CHAIN_FP_LEN)
+		memcpy(seal_fp, v, CHAIN_FP_LEN + 1);
 	json_decref(row);
 }
 
 int ctl_verify_check(int fd, const unsigned char *key, const char *head_arg,
 		     struct ctl_verdict *v)
+{
+	return ctl_verify_check_sealed(fd, key, NULL, head_arg, v);
+}
+
+int ctl_verify_check_sealed(int fd, const unsigned char *key,
+			    const struct ratchet_keys *seal,
+			    const char *head_arg, struct ctl_verdict *v)
 {
 	struct ctl_checkpoint cp;
 	struct ledger_report rep, plain;
@@ -161,13 +174,17 @@ int ctl_verify_check(int fd, const unsigned char *key, const char *head_arg,
 			head_arg);
 		return 2;
 	}
-	ctl_sealed_fingerprint(fd, v->sealed_fp);
-	rc = ledger_verify_fd(fd, NULL, key, NULL, NULL, &rep, &why);
+	ctl_sealed_fingerprint(fd, v->sealed_fp, v->seal_fp);
+	if (seal && seal->mode == RATCHET_KEYS_ALL)
+		chain_key_fingerprint(seal->key, CHAIN_KEY_BYTES,
+				      v->seal_key_fp);
+	rc = ledger_verify_sealed(fd, NULL, key, seal, NULL, NULL, &rep, &why);
+	ctl_verdict_seal(v, &rep, seal);
 	if (rc == LF_IO || rc == LF_NOMEM) {
 		snprintf(v->reason, sizeof(v->reason), "%s", why.msg);
 		return 2;
 	}
-	v->macs_checked = key != NULL;
+	v->macs_checked = rep.macs_checked;
 	v->rows = rep.head.rows;
 	memcpy(v->head, rep.head.head, sizeof(v->head));
 	if (rc != LF_OK) {
@@ -180,6 +197,8 @@ int ctl_verify_check(int fd, const unsigned char *key, const char *head_arg,
 		 * recorded fingerprint says whether the key was the wrong
 		 * one or the MAC was forged.
 		 */
+		if (ctl_wrong_seal_key(fd, v))
+			return v->status;
 		if (key &&
 		    ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &plain,
 				     &why2) == LF_OK &&
@@ -252,6 +271,19 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 	json_object_set_new(o, "sealed_with",
 			    v->sealed_fp[0] ? json_string(v->sealed_fp)
 					    : json_null());
+	if (v->sealed) {
+		static const char *const modes[] = {"none", "current", "all"};
+
+		json_object_set_new(o, "seal_keys",
+				    json_string(modes[v->seal_mode]));
+		json_object_set_new(o, "mac_rows",
+				    json_integer((json_int_t)v->mac_rows));
+		json_object_set_new(o, "epochs",
+				    json_integer((json_int_t)v->epochs));
+		json_object_set_new(o, "seal_fingerprint",
+				    v->seal_fp[0] ? json_string(v->seal_fp)
+						  : json_null());
+	}
 	if (v->status != 0) {
 		json_object_set_new(o, "reason", json_string(v->reason));
 		if (v->bad_row)
@@ -265,7 +297,10 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 /* The verdict as ledgerfs-ledger(5) LEDGERCTL VERIFY prints it. */
 static int ctl_verdict_print(const struct ctl_verdict *v, const char *label)
 {
-	if (v->status == 0)
+	if (v->status == 0 && v->sealed && !v->macs_checked && v->mac_rows)
+		printf("ok: %llu rows, head %s, MACs of epoch %llu checked\n",
+		       v->rows, v->head, v->seal_epoch);
+	else if (v->status == 0)
 		printf("ok: %llu rows, head %s, MACs %s\n", v->rows, v->head,
 		       v->macs_checked ? "checked" : "not checked");
 	else if (!strcmp(v->verdict, "wrong_key"))
@@ -274,7 +309,8 @@ static int ctl_verdict_print(const struct ctl_verdict *v, const char *label)
 		printf("bad: %s\n", v->reason);
 	else
 		fprintf(stderr, "ledgerctl verify: %s: %s\n", label, v->reason);
-	if (v->status == 1 && v->macs_checked && strstr(v->reason, "mac")) {
+	if (v->status == 1 && (v->macs_checked || v->mac_rows) &&
+	    strstr(v->reason, "mac")) {
 		if (v->sealed_fp[0])
 			fprintf(stderr,
 				"ledgerctl verify: the key matches the one that sealed the ledger (%s): the row was forged or altered\n",
@@ -426,7 +462,8 @@ static int ctl_report(const struct ctl_verdict *v, const char *label, bool json)
 	return v->status;
 }
 
-static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json)
+static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
+			      const struct ratchet_keys *seal)
 {
 	struct ctl_verdict v;
 	struct timespec pause = {0, 50 * 1000 * 1000};
@@ -489,11 +526,13 @@ static int ctl_verify_mounted(const char *dir, const char *head_arg, bool json)
 	fprintf(stderr,
 		"ledgerctl verify: %s is a mounted case: chain checked against the daemon's status (%s); the daemon checked the MACs when it loaded the case\n",
 		dir, head);
-	rc = ctl_verify_check(mfd, NULL, head, &v);
+	/* With --seal-key the snapshot's every MAC is checked as well. */
+	rc = ctl_verify_check_sealed(mfd, NULL, seal, head, &v);
 	/* A checkpoint given by the caller must hold as well. */
 	if (rc == 0 && head_arg)
-		ctl_verify_check(mfd, NULL, head_arg, &v);
+		ctl_verify_check_sealed(mfd, NULL, seal, head_arg, &v);
 	rc = ctl_report(&v, dir, json);
+	ctl_say_seal(&v, "");
 out:
 	if (mfd >= 0)
 		close(mfd);
@@ -507,9 +546,12 @@ int ctl_verify_main(int argc, char **argv)
 	struct ctl_verdict v;
 	char probe[4096];
 	const char *ledger = NULL, *key_path = NULL, *head_arg = NULL;
-	const char *key_source = NULL;
+	const char *key_source = NULL, *seal_path = NULL;
+	struct ratchet_keys seal;
+	char seal_where[4200];
 	unsigned char key[CHAIN_KEY_BYTES];
 	bool have_key = false, json = false, require_mac = false;
+	long ncpu;
 	int i, fd, rc;
 
 	for (i = 1; i < argc; i++) {
@@ -526,6 +568,10 @@ int ctl_verify_main(int argc, char **argv)
 			head_arg = argv[++i];
 		} else if (!strncmp(a, "--head=", 7)) {
 			head_arg = a + 7;
+		} else if (!strcmp(a, "--seal-key") && i + 1 < argc) {
+			seal_path = argv[++i];
+		} else if (!strncmp(a, "--seal-key=", 11)) {
+			seal_path = a + 11;
 		} else if (!strcmp(a, "--json")) {
 			json = true;
 		} else if (!strcmp(a, "--require-mac")) {
@@ -547,6 +593,9 @@ int ctl_verify_main(int argc, char **argv)
 		fputs(CTL_VERIFY_USAGE, stderr);
 		return 2;
 	}
+	/* One ledger, many rows: its chain links hash on the other CPUs. */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ledger_verify_set_threads(ncpu > 1 ? (unsigned)ncpu : 1);
 	snprintf(probe, sizeof(probe), "%s/status", ledger);
 	if (stat(probe, &mst) == 0 && S_ISREG(mst.st_mode)) {
 		if (require_mac) {
@@ -559,18 +608,23 @@ int ctl_verify_main(int argc, char **argv)
 			fprintf(stderr,
 				"ledgerctl verify: %s is a mounted case: --key not used\n",
 				ledger);
-		return ctl_verify_mounted(ledger, head_arg, json);
+		memset(&seal, 0, sizeof(seal));
+		if (seal_path && ctl_seal_read_k0(seal_path, &seal) != 0)
+			return 2;
+		rc = ctl_verify_mounted(ledger, head_arg, json, &seal);
+		explicit_bzero(&seal, sizeof(seal));
+		return rc;
 	}
 	rc = ctl_pick_key(key_path, key, &key_source);
 	if (rc == 2)
 		return 2;
 	have_key = rc == 0;
-	if (!have_key && require_mac) {
+	if (!have_key && require_mac && !seal_path) {
 		fprintf(stderr,
 			"ledgerctl verify: no key to check MACs with (--require-mac): give --key FILE\n");
 		return 2;
 	}
-	if (!have_key)
+	if (!have_key && !seal_path)
 		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
 	fd = ctl_open_ledger(ledger);
 	if (fd < 0) {
@@ -579,8 +633,18 @@ int ctl_verify_main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	rc = ctl_verify_check(fd, have_key ? key : NULL, head_arg, &v);
+	memset(&seal, 0, sizeof(seal));
+	rc = ctl_pick_seal(ledger, seal_path, have_key ? key : NULL, &seal,
+			   seal_where, sizeof(seal_where));
+	if (rc == 2) {
+		close(fd);
+		goto out;
+	}
+	rc = ctl_verify_check_sealed(fd, have_key ? key : NULL, &seal, head_arg,
+				     &v);
+	explicit_bzero(&seal, sizeof(seal));
 	close(fd);
+	ctl_say_seal(&v, seal_where);
 	if (!key_path && have_key)
 		key_path = CTL_DEFAULT_KEY;
 	if (json) {

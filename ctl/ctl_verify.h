@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "chain.h"
+#include "ratchet.h"
 
 /*
  * Verify the ledger read from fd (from offset 0; fd is not closed).
@@ -33,6 +34,14 @@ struct ctl_verdict {
 	char key_fp[CHAIN_FP_LEN + 1];	  /* the key used; "" for none */
 	char sealed_fp[CHAIN_FP_LEN + 1]; /* from case_opened; "" if absent */
 	char reason[512];
+	/* Forward-secure seals (ledgerfs-ledger(5) SEALS). */
+	bool sealed;			    /* the ledger is sealed */
+	enum ratchet_keys_mode seal_mode;   /* the seal keys held */
+	unsigned long long seal_epoch;	    /* CURRENT: the key's epoch */
+	unsigned long long mac_rows;	    /* rows whose MAC was checked */
+	unsigned long long epochs;	    /* epochs the rows span */
+	char seal_fp[CHAIN_FP_LEN + 1];	    /* K0's, from row 1 */
+	char seal_key_fp[CHAIN_FP_LEN + 1]; /* --seal-key's */
 };
 
 /*
@@ -44,6 +53,45 @@ struct ctl_verdict {
 int ctl_verify_check(int fd, const unsigned char *key, const char *head_arg,
 		     struct ctl_verdict *v);
 
+/* The same with the seal keys held for a sealed ledger (NULL: none). */
+int ctl_verify_check_sealed(int fd, const unsigned char *key,
+			    const struct ratchet_keys *seal,
+			    const char *head_arg, struct ctl_verdict *v);
+
+/*
+ * K0 from a --seal-key file (32 raw bytes, or 64 hex digits and an
+ * optional newline) as RATCHET_KEYS_ALL.  0, or 2 (said on stderr).
+ */
+int ctl_seal_read_k0(const char *path, struct ratchet_keys *out);
+
+/*
+ * The current K(e) from the seal key file beside LEDGER (a case folder's
+ * ledger.jsonl.seal, or FILE.seal), unwrapped with the host key; where
+ * gets the file's path.  0 read, 1 there is none, 2 error (said).
+ */
+int ctl_seal_read_current(const char *ledger,
+			  const unsigned char host_key[CHAIN_KEY_BYTES],
+			  struct ratchet_keys *out, char *where, size_t size);
+
+struct ledger_report;
+
+/* ctl/ctl_verify_seal.c: what the seal walk found, into the verdict. */
+void ctl_verdict_seal(struct ctl_verdict *v, const struct ledger_report *rep,
+		      const struct ratchet_keys *seal);
+
+/* A sealed ledger that fails only under a --seal-key whose fingerprint
+ * is not row 1's: the wrong seal key (status 2), not a forgery. */
+bool ctl_wrong_seal_key(int fd, struct ctl_verdict *v);
+
+/* The seal keys for LEDGER: --seal-key's K0, else the seal key file's
+ * current key (needs the host key).  0, or 2 (said). */
+int ctl_pick_seal(const char *ledger, const char *seal_path,
+		  const unsigned char *key, struct ratchet_keys *seal,
+		  char *where, size_t size);
+
+/* What a sealed ledger's check covered, on stderr. */
+void ctl_say_seal(const struct ctl_verdict *v, const char *where);
+
 /* The verdict as the JSON object of `verify --json` (a new reference). */
 json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 			 const char *key_path, const char *key_source);
@@ -51,9 +99,10 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 /* FILE.tar from `ledgerctl export` (ctl/ctl_export.c)? */
 bool ctl_is_tar(const char *path);
 
-/* `ledgerctl verify FILE.tar` (ctl/ctl_export.c): 0, 1 or 2. */
-int ctl_verify_tar(const char *path, const char *key_path, bool json,
-		   bool require_mac);
+/* `ledgerctl verify FILE.tar` (ctl/ctl_export.c): 0, 1 or 2.  seal_path:
+ * --seal-key's K0 file, or NULL. */
+int ctl_verify_tar(const char *path, const char *key_path,
+		   const char *seal_path, bool json, bool require_mac);
 
 /* A mounted case's `ledger` (dirfd: its folder) copied whole into a new
  * memfd: one snapshot.  The descriptor, or -1. */

@@ -147,6 +147,33 @@ static void fh_line_free(struct lfs_fh *fh)
 	fh->len = fh->cap = 0;
 }
 
+/*
+ * K0 as 64 hex digits and a newline, handed out by this open and never
+ * again (ledgerfs-ledger(5) SEALS); NULL (ENOENT) once gone.
+ */
+static char *fh_seal_key(struct lf_case *c)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char k0[CHAIN_KEY_BYTES];
+	struct lf_why why;
+	char *s;
+	int i;
+
+	if (case_seal_handout(c, k0, &why) != LF_OK)
+		return NULL;
+	s = malloc(2 * CHAIN_KEY_BYTES + 2);
+	if (s) {
+		for (i = 0; i < CHAIN_KEY_BYTES; i++) {
+			s[2 * i] = digits[k0[i] >> 4];
+			s[2 * i + 1] = digits[k0[i] & 15];
+		}
+		s[2 * CHAIN_KEY_BYTES] = '\n';
+		s[2 * CHAIN_KEY_BYTES + 1] = '\0';
+	}
+	explicit_bzero(k0, sizeof(k0));
+	return s;
+}
+
 /* The text a read-only node shows, taken whole at open. */
 static char *fh_snapshot(struct node *n)
 {
@@ -170,6 +197,8 @@ static char *fh_snapshot(struct node *n)
 		return case_target_tools(n->c);
 	case N_CHECKPOINT:
 		return case_checkpoint_text(n->c);
+	case N_SEAL_KEY:
+		return fh_seal_key(n->c);
 	case N_REPLY:
 		return case_latest_reply(n->c);
 	case N_REPLYFILE:
@@ -207,6 +236,9 @@ off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
 	}
 	if (n->kind == N_LEDGER)
 		return (off_t)case_ledger_size(n->c);
+	/* Looking must not take the key: only an open hands it out. */
+	if (n->kind == N_SEAL_KEY)
+		return 2 * CHAIN_KEY_BYTES + 1;
 	s = fh_snapshot(n);
 	if (s)
 		size = (off_t)strlen(s);
@@ -618,6 +650,8 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	pthread_mutex_destroy(&fh->lock);
+	if (fh->n.kind == N_SEAL_KEY && fh->snap)
+		explicit_bzero(fh->snap, fh->snap_len);
 	free(fh->snap);
 	if (tree_info(fh->n.kind)->line_input)
 		fh_line_free(fh);

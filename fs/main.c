@@ -27,6 +27,7 @@
 #include "case_ckpt.h"
 #include "chain.h"
 #include "hostexec.h"
+#include "ledger.h"
 #include "ops.h"
 #include "options.h"
 #include "privilege.h"
@@ -50,6 +51,7 @@
 #define LFS_THREADS		256 /* worker threads unless -o max_threads */
 #define LFS_IDLE_THREADS	64 /* idle threads kept unless -o max_idle_threads */
 #define LFS_MAX_PENDING_DEFAULT ((uint64_t)64 << 20)
+#define LFS_PAD_LEDGER_MAX	((uint64_t)64 << 20)
 
 struct options {
 	char *backing;
@@ -61,6 +63,7 @@ struct options {
 	uint64_t max_refused;
 	uint64_t max_pending; /* partial target lines, daemon-wide */
 	uint64_t max_ledger;  /* ledger bytes per case */
+	uint64_t pad_ledger;  /* zeros written ahead (ledgerfs-ledger(5)) */
 };
 
 /*
@@ -91,6 +94,8 @@ static const struct lfs_opt option_table[] = {
 	    "one flush shared by rows (group, default) or one per row"),
 	OPT("user", LFS_OPT_NAME, user, NULL, "NAME",
 	    "after mounting, run as this unprivileged user"),
+	OPT("pad-ledger", LFS_OPT_SIZE, pad_ledger, NULL, "BYTES",
+	    "grow ledgers into zeros written ahead (default 0: off)"),
 	{NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -516,6 +521,11 @@ int main(int argc, char *argv[])
 		explicit_bzero(key, sizeof(key));
 		goto out;
 	}
+	if (o.pad_ledger > LFS_PAD_LEDGER_MAX) {
+		fprintf(stderr, "ledgerfs: --pad-ledger is at most 64MiB\n");
+		goto out;
+	}
+	ledger_set_padding((long long)o.pad_ledger);
 	hsock = start_helper(mnt, o.user, &helper);
 	if (hsock < 0) {
 		fprintf(stderr,

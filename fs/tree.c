@@ -37,6 +37,7 @@ static const struct node_info infos[N_KIND_COUNT] = {
 	[N_TOOLS] = {"tools", N_CASE, S_IFREG | 0600, false},
 	[N_TARGET_TOOLS] = {"tools", N_TARGET, S_IFREG | 0444, false},
 	[N_CHECKPOINT] = {"checkpoint", N_CASE, S_IFREG | 0400, false},
+	[N_SEAL_KEY] = {"seal_key", N_CASE, S_IFREG | 0400, false},
 };
 
 static const char *const call_files[] = {"request", "decision", "result"};

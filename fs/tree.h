@@ -38,6 +38,7 @@ enum node_kind {
 	N_TOOLS,	/* host: the tools file given at open */
 	N_TARGET_TOOLS, /* target: what tools/list shows, read-only */
 	N_CHECKPOINT,	/* host: the latest signed checkpoint, read-only */
+	N_SEAL_KEY,	/* host: K0 in hex, readable once (ledgerctl open) */
 	N_KIND_COUNT
 };
 

@@ -11,7 +11,8 @@
 #   SOAK_TRIALS=50 scripts/soak.sh    longer
 # Environment: SOAK_TRIALS (trials of each kind, default 2), SOAK_CASES
 # (cases calling at once, default 4), SOAK_SECONDS (load before each cut,
-# default 2), LEDGERFS_BUILD (default build/plain).  Power cuts are
+# default 2), LEDGERFS_BUILD (default build/plain), SOAK_DAEMON_OPTS
+# (extra daemon options, e.g. --pad-ledger=64K).  Power cuts are
 # skipped, saying so, where loop mounts are not available.
 # Prints one line per trial and a summary; exit 1 when any trial failed.
 set -uo pipefail
@@ -65,7 +66,8 @@ fi
 backing=$disk/backing
 
 start_daemon() {
-	"$build/ledgerfs" -f --backing="$backing" --key="$key" "$mnt" \
+	"$build/ledgerfs" -f --backing="$backing" --key="$key" \
+		${SOAK_DAEMON_OPTS:-} "$mnt" \
 		>>"$work/logs/daemon.out" 2>>"$work/logs/daemon.err" &
 	daemon=$!
 	for _ in $(seq 1 200); do
@@ -139,9 +141,9 @@ check_all() { # PREFIX: acknowledged rows are checked for its cases
 			bad=1
 		fi
 		case $c in "$1"-*) ;; *) continue ;; esac
-		grep -F '"phase":"decision"' "$led" | grep -o '"call_id":"[^"]*"' |
+		grep -aF '"phase":"decision"' "$led" | grep -o '"call_id":"[^"]*"' |
 			sed 's/.*:"\(.*\)"/\1/' | sort -u >"$work/have.calls"
-		grep -F '"phase":"completion"' "$led" | grep -o '"call_id":"[^"]*"' |
+		grep -aF '"phase":"completion"' "$led" | grep -o '"call_id":"[^"]*"' |
 			sed 's/.*:"\(.*\)"/\1/' | sort -u >"$work/have.results"
 		for kind in call result; do
 			sed -n "s/^$kind //p" "$work/logs/$c.acks" 2>/dev/null | sort -u >"$work/acked"

@@ -362,6 +362,11 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 			NULL, &c->ledger, why);
 	if (e != LF_OK)
 		goto fail;
+	/* New cases are sealed forward-securely (ledgerfs-ledger(5) SEALS). */
+	e = ledger_seal_start(c->ledger, c->dirfd, "ledger.jsonl", host_key,
+			      RATCHET_EPOCH_ROWS, why);
+	if (e != LF_OK)
+		goto fail;
 	/* The host key's fingerprint: verify tells a wrong key from a
 	 * forged MAC by it (ledgerfs-ledger(5) PHASES). */
 	chain_key_fingerprint(host_key, CHAIN_KEY_BYTES, fp);
@@ -384,6 +389,20 @@ fail:
 		case_fail_unmake(cases_fd, name);
 	if (cases_fd >= 0)
 		close(cases_fd);
+	return e;
+}
+
+enum lf_err case_seal_handout(struct lf_case *c,
+			      unsigned char k0[CHAIN_KEY_BYTES],
+			      struct lf_why *why)
+{
+	enum lf_err e;
+
+	pthread_mutex_lock(&c->lock);
+	e = c->load_failed
+		    ? lf_fail(why, LF_NOT_FOUND, "the case failed at load")
+		    : ledger_seal_handout(c->ledger, k0, why);
+	pthread_mutex_unlock(&c->lock);
 	return e;
 }
 

@@ -112,6 +112,14 @@ enum lf_err case_set_tools(struct lf_case *c, const char *text, size_t len,
 			   struct lf_why *why);
 char *case_tools_text(struct lf_case *c);
 char *case_target_tools(struct lf_case *c);
+/*
+ * The case's initial seal key K0, once (ledgerfs-ledger(5) SEALS): only
+ * in epoch 0, never again after it was given.  LF_NOT_FOUND otherwise.
+ */
+enum lf_err case_seal_handout(struct lf_case *c,
+			      unsigned char k0[CHAIN_KEY_BYTES],
+			      struct lf_why *why);
+
 /* The registration token (64 hex digits + NUL). */
 void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1]);
 

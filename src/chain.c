@@ -146,6 +146,72 @@ void chain_hmac_hex(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
 	chain_to_hex(d, sizeof(d), out);
 }
 
+void chain_hmac(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
+		size_t len, unsigned char out[32])
+{
+	gcry_buffer_t msg;
+
+	chain_iov_set(&msg, buf, len);
+	chain_hmac_iov(key, &msg, 1, out);
+}
+
+void chain_sha256(const void *buf, size_t len, unsigned char out[32])
+{
+	chain_init();
+	gcry_md_hash_buffer(GCRY_MD_SHA256, out, buf, len);
+}
+
+struct chain_mac {
+	gcry_md_hd_t h;
+	bool keyed;
+	unsigned char key[CHAIN_KEY_BYTES];
+};
+
+struct chain_mac *chain_mac_new(void)
+{
+	struct chain_mac *m = calloc(1, sizeof(*m));
+
+	chain_init();
+	if (m && gcry_md_open(&m->h, GCRY_MD_SHA256, GCRY_MD_FLAG_HMAC)) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void chain_mac_free(struct chain_mac *m)
+{
+	if (!m)
+		return;
+	gcry_md_close(m->h);
+	explicit_bzero(m->key, sizeof(m->key));
+	free(m);
+}
+
+int chain_mac2_hex(struct chain_mac *m,
+		   const unsigned char key[CHAIN_KEY_BYTES], const void *a,
+		   size_t an, const void *b, size_t bn,
+		   char out[CHAIN_HEX_LEN + 1])
+{
+	if (!m->keyed || memcmp(m->key, key, CHAIN_KEY_BYTES) != 0) {
+		/* libgcrypt keeps both pads' hash states for reset. */
+		if (gcry_md_setkey(m->h, key, CHAIN_KEY_BYTES)) {
+			m->keyed = false;
+			memset(out, '0', CHAIN_HEX_LEN);
+			out[CHAIN_HEX_LEN] = '\0';
+			return -1;
+		}
+		memcpy(m->key, key, CHAIN_KEY_BYTES);
+		m->keyed = true;
+	} else {
+		gcry_md_reset(m->h);
+	}
+	gcry_md_write(m->h, a, an);
+	gcry_md_write(m->h, b, bn);
+	chain_to_hex(gcry_md_read(m->h, GCRY_MD_SHA256), 32, out);
+	return 0;
+}
+
 void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
 		    const char *case_id, unsigned char out[CHAIN_KEY_BYTES])
 {
@@ -188,6 +254,11 @@ static int chain_random_bytes(unsigned char *buf, size_t n)
 		got += (size_t)r;
 	}
 	return 0;
+}
+
+int chain_random(unsigned char *buf, size_t n)
+{
+	return chain_random_bytes(buf, n);
 }
 
 int chain_random_hex(size_t n, char *out)

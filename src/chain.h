@@ -34,6 +34,25 @@ void chain_sha256_hex(const void *buf, size_t len, char out[CHAIN_HEX_LEN + 1]);
 void chain_hmac_hex(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
 		    size_t len, char out[CHAIN_HEX_LEN + 1]);
 
+/*
+ * A reusable HMAC-SHA256 context for checking many rows: the key's inner
+ * and outer pads are hashed once per key instead of once per row.  One
+ * thread at a time.  chain_mac_new: NULL when out of memory.
+ */
+struct chain_mac;
+struct chain_mac *chain_mac_new(void);
+void chain_mac_free(struct chain_mac *m);
+
+/*
+ * Lower-case hex HMAC-SHA256 of a || b under key into out[65] (the same
+ * value as chain_hmac_hex of the concatenation).  0, or -1 when libgcrypt
+ * refused the key (out is then zeros, which no MAC equals).
+ */
+int chain_mac2_hex(struct chain_mac *m,
+		   const unsigned char key[CHAIN_KEY_BYTES], const void *a,
+		   size_t an, const void *b, size_t bn,
+		   char out[CHAIN_HEX_LEN + 1]);
+
 /* Per-case MAC key: HMAC(host, "ledgerfs/case-key/v1\0" case_id). */
 void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
 		    const char *case_id, unsigned char out[CHAIN_KEY_BYTES]);
@@ -45,6 +64,16 @@ void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
 void chain_case_token(const unsigned char host[CHAIN_KEY_BYTES],
 		      const char *case_id, const char *nonce,
 		      char out[CHAIN_HEX_LEN + 1]);
+
+/* Raw HMAC-SHA256 of buf under a 32-byte key into out[32]. */
+void chain_hmac(const unsigned char key[CHAIN_KEY_BYTES], const void *buf,
+		size_t len, unsigned char out[32]);
+
+/* Raw SHA-256 of buf into out[32]. */
+void chain_sha256(const void *buf, size_t len, unsigned char out[32]);
+
+/* n random bytes from the kernel into buf.  0 or -1 (errno set). */
+int chain_random(unsigned char *buf, size_t n);
 
 /* n random bytes from the kernel as hex into out[2n+1]. 0 or -1. */
 int chain_random_hex(size_t n, char *out);

@@ -35,6 +35,15 @@ void commit_group_free(struct commit_group *g);
  */
 int commit_group_sync(struct commit_group *g, int fd);
 
+/*
+ * The same, for a write that only overwrote bytes already on disk (a row
+ * in a ledger's padding, ledgerfs-ledger(5) PADDING): when every write
+ * of a batch is one, on ext4 or xfs, the batch is flushed without a
+ * journal commit: each ledger's pages written and waited for, then one
+ * fdatasync, which flushes the disk's cache for them all.
+ */
+int commit_group_sync_data(struct commit_group *g, int fd);
+
 /* How many flushes and how many waits the group has done (for status). */
 void commit_group_counts(struct commit_group *g, unsigned long long *flushes,
 			 unsigned long long *waits);

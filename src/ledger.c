@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ledger.c - one case's durable ledger: create or open (verify, cut a torn
- * tail), append rows chained by SHA-256 and MACed with the case key, each
- * made durable by fdatasync before the append returns (ledgerfs-ledger(5)
- * DESCRIPTION).
+ * tail), append rows chained by SHA-256 and MACed with the key of their
+ * epoch (or the case key, without seals), each made durable by fdatasync
+ * before the append returns (ledgerfs-ledger(5) DESCRIPTION, SEALS).
  */
 #include "ledger.h"
 
@@ -31,7 +31,18 @@ struct ledger {
 	bool broken;	/* a write or flush failed: refuse every append */
 	struct commit_group *commit; /* borrowed; NULL: own fdatasync */
 	struct merkle_range tree;    /* of the rows (ledgerfs-ledger(5) TREE) */
+	struct ratchet *seal; /* NULL: a ledger without seals (case key) */
+	bool padded;	      /* rows go at size, over zeros */
+	long long end;	      /* the file's size when padded */
 };
+
+/* ledgerfs-ledger(5) PADDING: bytes of zeros written ahead at a time. */
+static long long ledger_pad_bytes;
+
+void ledger_set_padding(long long bytes)
+{
+	ledger_pad_bytes = bytes > 0 ? bytes : 0;
+}
 
 char *ledger_canonical(const json_t *row)
 {
@@ -73,11 +84,75 @@ static int ledger_write_all(int fd, const char *buf, size_t n)
 	return 0;
 }
 
-/* Make what was written durable: 0 or an errno value. */
-static int ledger_flush(struct ledger *l)
+static int ledger_pwrite_all(int fd, const char *buf, size_t n, long long off)
+{
+	ssize_t r;
+
+	while (n) {
+		r = pwrite(fd, buf, n, (off_t)off);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		buf += r;
+		off += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Room for `need` more bytes of rows: zeros written from the file's end,
+ * at least ledger_pad_bytes of them, and flushed before any row lands in
+ * them (ledgerfs-ledger(5) PADDING).  0 or -1 (errno set).
+ */
+static int ledger_pad(struct ledger *l, size_t need)
+{
+	static const char zeros[65536];
+	long long want = l->size + (long long)need, to;
+	size_t k;
+
+	if (want <= l->end || !ledger_pad_bytes)
+		return 0;
+	to = want + ledger_pad_bytes;
+	while (l->end < to) {
+		k = to - l->end < (long long)sizeof(zeros)
+			    ? (size_t)(to - l->end)
+			    : sizeof(zeros);
+		if (ledger_pwrite_all(l->fd, zeros, k, l->end) < 0)
+			return -1;
+		l->end += (long long)k;
+	}
+	return fdatasync(l->fd);
+}
+
+/* Write a whole line where the rows end. */
+static int ledger_write_line(struct ledger *l, const char *line, size_t n)
+{
+	if (!l->padded)
+		return ledger_write_all(l->fd, line, n);
+	if (ledger_pad(l, n) < 0 ||
+	    ledger_pwrite_all(l->fd, line, n, l->size) < 0)
+		return -1;
+	if (l->size + (long long)n > l->end)
+		l->end = l->size + (long long)n;
+	return 0;
+}
+
+/*
+ * Make what was written durable: 0 or an errno value.  overwrite: the
+ * write landed in padding already on disk (ledgerfs-ledger(5) PADDING).
+ */
+static int ledger_flush(struct ledger *l, bool overwrite)
 {
 	if (l->commit)
-		return commit_group_sync(l->commit, l->fd);
+		return overwrite ? commit_group_sync_data(l->commit, l->fd)
+				 : commit_group_sync(l->commit, l->fd);
 	return fdatasync(l->fd) < 0 ? errno : 0;
 }
 
@@ -88,6 +163,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	enum lf_err rc = LF_IO;
 	size_t n;
 	int set = 0, err;
+	bool overwrite;
 
 	if (l->broken)
 		return lf_fail(why, LF_IO,
@@ -106,12 +182,15 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		return lf_fail(why, LF_NOMEM, "out of memory building a row");
 	if (!json_is_string(json_object_get(row, "phase")))
 		return lf_fail(why, LF_EINVAL_JSON, "ledger row has no phase");
+	if (l->seal && ratchet_row_fields(l->seal, row, l->head.rows == 0))
+		return lf_fail(why, LF_NOMEM, "out of memory building a row");
 	body = ledger_canonical(row);
 	if (!body) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
 	}
-	chain_hmac_hex(l->case_key, body, strlen(body), mac);
+	chain_hmac_hex(l->seal ? ratchet_key(l->seal) : l->case_key, body,
+		       strlen(body), mac);
 	if (json_object_set_new(row, "mac", json_string(mac))) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
@@ -129,12 +208,15 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	}
 	/* The newline goes in the same write: a line is whole or torn. */
 	line[n] = '\n';
-	if (ledger_write_all(l->fd, line, n + 1) < 0) {
+	/* Into padding already flushed, or made and flushed by the write. */
+	overwrite = l->padded &&
+		    (ledger_pad_bytes || l->size + (long long)n + 1 <= l->end);
+	if (ledger_write_line(l, line, n + 1) < 0) {
 		l->broken = true;
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	err = ledger_flush(l);
+	err = ledger_flush(l, overwrite);
 	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;
@@ -150,6 +232,14 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	chain_sha256_hex(line, n, l->head.head);
 	merkle_append(&l->tree, line, n);
 	rc = LF_OK;
+	/* The epoch's last row is durable: ratchet before acknowledging. */
+	if (l->seal) {
+		rc = ratchet_row_written(
+			l->seal,
+			json_string_value(json_object_get(row, "phase")), why);
+		if (rc != LF_OK)
+			l->broken = true;
+	}
 out:
 	free(body);
 	free(line);
@@ -227,6 +317,7 @@ void ledger_close(struct ledger *l)
 	free(l->case_id);
 	/* The case key is derived from the host key: do not leave it about. */
 	explicit_bzero(l->case_key, sizeof(l->case_key));
+	ratchet_free(l->seal);
 	free(l);
 }
 
@@ -466,6 +557,29 @@ static enum lf_err ledger_repair_finish(struct ledger *l, int dirfd,
 	return rc;
 }
 
+/*
+ * Rows go at the end of the rows, not the file's, once the file is
+ * padded or is to be (ledgerfs-ledger(5) PADDING); a ledger never padded
+ * keeps O_APPEND, so bytes that something else appended are never
+ * written over.  0 or -1 (errno set).
+ */
+static int ledger_use_padding(struct ledger *l)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(l->fd, &st) < 0)
+		return -1;
+	if (!ledger_pad_bytes && st.st_size <= l->size)
+		return 0;
+	fl = fcntl(l->fd, F_GETFL);
+	if (fl < 0 || fcntl(l->fd, F_SETFL, fl & ~O_APPEND) < 0)
+		return -1;
+	l->padded = true;
+	l->end = st.st_size;
+	return 0;
+}
+
 struct ledger *ledger_open_failed(int dirfd, const char *path,
 				  const char *case_id,
 				  const unsigned char host_key[CHAIN_KEY_BYTES])
@@ -497,6 +611,25 @@ struct ledger *ledger_open_failed(int dirfd, const char *path,
 	return l;
 }
 
+enum lf_err ledger_seal_start(struct ledger *l, int dirfd, const char *path,
+			      const unsigned char host_key[CHAIN_KEY_BYTES],
+			      unsigned long long epoch_rows, struct lf_why *why)
+{
+	if (l->seal || l->head.rows)
+		return lf_fail(why, LF_EXISTS, "the ledger is sealed already");
+	return ratchet_beside_create(dirfd, path, host_key, epoch_rows,
+				     &l->seal, why);
+}
+
+enum lf_err ledger_seal_handout(struct ledger *l,
+				unsigned char k0[CHAIN_KEY_BYTES],
+				struct lf_why *why)
+{
+	if (!l->seal)
+		return lf_fail(why, LF_NOT_FOUND, "the ledger has no seal");
+	return ratchet_handout(l->seal, k0, why);
+}
+
 enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
 			bool create, ledger_row_cb cb, void *ctx,
@@ -504,6 +637,7 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 {
 	struct ledger_report rep;
 	struct ledger_repair journal;
+	struct ratchet_keys keys;
 	struct ledger *l;
 	struct stat st;
 	enum lf_err rc;
@@ -541,6 +675,11 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 				     path, strerror(errno));
 			goto fail;
 		}
+		if (ledger_use_padding(l) < 0) {
+			rc = lf_fail(why, LF_IO, "cannot open ledger %s: %s",
+				     path, strerror(errno));
+			goto fail;
+		}
 		*out = l;
 		return LF_OK;
 	}
@@ -561,9 +700,21 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 		goto fail;
 	}
 	journaled = ledger_repair_read(dirfd, jpath, &journal);
-	rc = ledger_verify_fd(l->fd, case_id, host_key, cb, ctx, &rep, why);
+	rc = ratchet_beside_load(dirfd, path, host_key, &l->seal, &keys, why);
+	if (rc != LF_OK)
+		goto fail;
+	rc = ledger_verify_sealed(l->fd, case_id, host_key,
+				  l->seal ? &keys : NULL, cb, ctx, &rep, why);
+	explicit_bzero(&keys, sizeof(keys));
 	l->head = rep.head;
 	l->size = rep.good_bytes;
+	/* Where the epochs stand: the ratchet resumes there (SEALS). */
+	if ((rc == LF_OK || (rc == LF_VERIFY && rep.torn)) &&
+	    ratchet_load_check(l->seal, rep.sealed, rep.head.rows, &rep.walk,
+			       why) != LF_OK) {
+		rc = LF_VERIFY;
+		goto fail;
+	}
 	if (rc == LF_VERIFY && rep.torn)
 		rc = ledger_recover(l, dirfd, jpath, &rep,
 				    journaled ? &journal : NULL, cb, ctx, why);
@@ -572,6 +723,11 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 					  why);
 	if (rc != LF_OK)
 		goto fail;
+	if (ledger_use_padding(l) < 0) {
+		rc = lf_fail(why, LF_IO, "cannot open ledger %s: %s", path,
+			     strerror(errno));
+		goto fail;
+	}
 	*out = l;
 	return LF_OK;
 fail:

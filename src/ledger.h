@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ledger.h - one case's ledger: compact, key-sorted JSON rows, each
- * chained to the previous line by SHA-256 and MACed with the case key
- * (ledgerfs-ledger(5) ROWS).  An append returns only after fdatasync
+ * chained to the previous line by SHA-256 and MACed with the key of its
+ * epoch, or the case key in a ledger without seals (ledgerfs-ledger(5)
+ * ROWS, SEALS).  An append returns only after fdatasync
  * succeeded (ledgerfs-ledger(5) DESCRIPTION).
  */
 #ifndef LF_LEDGER_H
@@ -15,6 +16,7 @@
 #include "chain.h"
 #include "commit.h"
 #include "err.h"
+#include "ratchet.h"
 
 struct ledger;
 
@@ -31,7 +33,10 @@ struct ledger_report {
 	long long file_bytes;
 	unsigned long long bad_row;
 	bool torn;	   /* the only fault is a final line without newline */
-	bool macs_checked; /* false when no key was given */
+	bool macs_checked; /* every row's MAC was checked */
+	bool sealed;	   /* forward-secure seals (ledgerfs-ledger(5) SEALS) */
+	/* Epochs seen and MACs checked (keys wiped). */
+	struct ratchet_walk walk;
 };
 
 /*
@@ -55,6 +60,17 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 			     struct lf_why *why);
 
 /*
+ * The same, with the seal keys held for a sealed ledger (NULL: none):
+ * K(e) from the seal key file checks the rows of epoch e, K0 checks every
+ * row.  With no key at all, rows are checked for canonical form instead.
+ */
+enum lf_err ledger_verify_sealed(int fd, const char *case_id,
+				 const unsigned char *host_key,
+				 const struct ratchet_keys *seal,
+				 ledger_row_cb cb, void *ctx,
+				 struct ledger_report *rep, struct lf_why *why);
+
+/*
  * Open dirfd/path for appending.  create: make a new, empty ledger
  * (O_EXCL; the folder is fsync'd).  Otherwise the ledger is verified
  * with the key (cb sees every good row); a torn tail is cut (ftruncate +
@@ -67,6 +83,21 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
 			bool create, ledger_row_cb cb, void *ctx,
 			struct ledger **out, struct lf_why *why);
+
+/*
+ * Seal a new, empty ledger (ledgerfs-ledger(5) SEALS): K0 from the
+ * kernel, kept in dirfd/path.seal; rows are MACed with K(epoch) from
+ * here on.  epoch_rows: N (RATCHET_EPOCH_ROWS in the daemon).
+ */
+enum lf_err ledger_seal_start(struct ledger *l, int dirfd, const char *path,
+			      const unsigned char host_key[CHAIN_KEY_BYTES],
+			      unsigned long long epoch_rows,
+			      struct lf_why *why);
+
+/* K0 of a sealed ledger, once, during epoch 0 (ratchet_handout). */
+enum lf_err ledger_seal_handout(struct ledger *l,
+				unsigned char k0[CHAIN_KEY_BYTES],
+				struct lf_why *why);
 
 /*
  * For a case loaded as failed: a ledger that refuses every append and
@@ -92,6 +123,13 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
  * its own fdatasync).  Under the case lock, like ledger_append.
  */
 void ledger_set_commit(struct ledger *l, struct commit_group *g);
+
+/*
+ * Grow ledgers opened from now on into zeros written ahead, bytes at a
+ * time (0: off, the default), so a row's flush overwrites bytes already
+ * on disk (ledgerfs-ledger(5) PADDING).  Set once, before serving.
+ */
+void ledger_set_padding(long long bytes);
 
 void ledger_get_head(const struct ledger *l, struct ledger_head *out);
 

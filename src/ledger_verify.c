@@ -5,6 +5,7 @@
  * JSON parse, and the canonical-form check for rows that are parsed anyway.
  */
 #include "ledger.h"
+#include "ledger_hashes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,7 @@ struct ledger_tok {
 
 /* The members the scanner picks out of a line. */
 struct ledger_fields {
-	struct ledger_tok case_id, row, prev, mac, time, phase;
+	struct ledger_tok case_id, row, prev, mac, time, phase, epoch;
 	const char *mac_member; /* the ',' in front of "mac" */
 	const char *mac_end;	/* one past the mac value */
 };
@@ -38,11 +39,13 @@ struct ledger_scan {
 	size_t case_tok_len;
 	unsigned long long row; /* rows verified so far */
 	char prev[CHAIN_HEX_LEN + 1];
-	bool parse; /* parse each row: canonical check and/or cb */
 	ledger_row_cb cb;
 	void *ctx;
-	char *scratch; /* the line without its mac member */
-	size_t scratch_cap;
+	bool sealed; /* row 1 has an epoch: forward-secure seals */
+	bool canon;  /* no key at all: check canonical form instead */
+	struct ratchet_walk walk;
+	struct chain_mac *mac;	     /* the key's pads, hashed once */
+	struct ledger_hashes hashes; /* chain hashes computed ahead */
 };
 
 /* Skip a JSON string starting at *p == '"'.  End past the quote or NULL. */
@@ -152,6 +155,8 @@ static int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
 			slot = &f->time;
 		else if (ledger_key_is(k, kn, "phase"))
 			slot = &f->phase;
+		else if (ledger_key_is(k, kn, "epoch"))
+			slot = &f->epoch;
 		if (slot) {
 			if (slot->p) {
 				*err = "duplicate member";
@@ -173,6 +178,51 @@ static int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
 		*err = "malformed object";
 		return -1;
 	}
+}
+
+/*
+ * A line's members as a helper thread found them (ledger_hashes.h), and
+ * its MAC under the key the batch expected, when there was one.
+ */
+struct ledger_prescan {
+	struct ledger_fields f;
+	const char *err;
+	int rc;
+	bool mac_done;
+	unsigned char key[CHAIN_KEY_BYTES];
+	char mac[CHAIN_HEX_LEN + 1];
+};
+
+static void ledger_prescan(void *slot, const char *s, size_t n,
+			   const unsigned char *key, struct chain_mac *m)
+{
+	struct ledger_prescan *ps = slot;
+	const struct ledger_fields *f = &ps->f;
+
+	ps->err = NULL;
+	ps->mac_done = false;
+	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
+	if (ps->rc < 0 || !key || !m || !f->mac.p || f->mac_member[0] != ',')
+		return;
+	/* The canonical row without mac is the line minus that member. */
+	if (chain_mac2_hex(m, key, s, (size_t)(f->mac_member - s), f->mac_end,
+			   n - (size_t)(f->mac_end - s), ps->mac) == 0) {
+		memcpy(ps->key, key, CHAIN_KEY_BYTES);
+		ps->mac_done = true;
+	}
+}
+
+/* ledger_scan_fields, or what a helper already found for this line. */
+static int ledger_fields_of(struct ledger_scan *st, const char *s, size_t n,
+			    struct ledger_fields *f, const char **err)
+{
+	const struct ledger_prescan *ps = ledger_hashes_slot(&st->hashes, s);
+
+	if (!ps)
+		return ledger_scan_fields(s, n, f, err);
+	*f = ps->f;
+	*err = ps->err;
+	return ps->rc;
 }
 
 static bool ledger_is_str(const struct ledger_tok *t)
@@ -237,7 +287,8 @@ static enum lf_err ledger_take_case(struct ledger_scan *st,
 	return LF_OK;
 }
 
-static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
+static enum lf_err ledger_check_mac(struct ledger_scan *st,
+				    const unsigned char *key, const char *s,
 				    size_t n, const struct ledger_fields *f,
 				    unsigned long long r, struct lf_why *why)
 {
@@ -245,18 +296,18 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
 	size_t tail = n - (size_t)(f->mac_end - s);
 	char want[CHAIN_HEX_LEN + 1], got[CHAIN_HEX_LEN + 1];
 
-	if (head + tail > st->scratch_cap) {
-		char *nb = realloc(st->scratch, head + tail);
+	const struct ledger_prescan *ps = ledger_hashes_slot(&st->hashes, s);
 
-		if (!nb)
+	if (ps && ps->mac_done && ps->f.mac_end == f->mac_end &&
+	    memcmp(ps->key, key, CHAIN_KEY_BYTES) == 0) {
+		/* A helper hashed it under this very key. */
+		memcpy(want, ps->mac, sizeof(want));
+	} else {
+		if (!st->mac && !(st->mac = chain_mac_new()))
 			return lf_fail(why, LF_NOMEM, "out of memory");
-		st->scratch = nb;
-		st->scratch_cap = head + tail;
+		/* The canonical row without mac is the line minus that member. */
+		chain_mac2_hex(st->mac, key, s, head, f->mac_end, tail, want);
 	}
-	/* The canonical row without mac is the line minus that member. */
-	memcpy(st->scratch, s, head);
-	memcpy(st->scratch + head, f->mac_end, tail);
-	chain_hmac_hex(st->case_key, st->scratch, head + tail, want);
 	memcpy(got, f->mac.p + 1, CHAIN_HEX_LEN);
 	got[CHAIN_HEX_LEN] = '\0';
 	if (!chain_equal(want, got))
@@ -268,7 +319,8 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st, const char *s,
 /* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
 static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
 				    size_t n, long long off,
-				    unsigned long long r, struct lf_why *why)
+				    unsigned long long r, bool canon,
+				    struct lf_why *why)
 {
 	json_error_t jerr;
 	json_t *row;
@@ -287,7 +339,7 @@ static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
 	 * canonical form: serializing it again would only double the cost
 	 * of a restart (ledgerfs(8), RESTART).
 	 */
-	if (!st->host_key) {
+	if (canon) {
 		again = ledger_canonical(row);
 		if (!again) {
 			rc = lf_fail(why, LF_NOMEM, "out of memory");
@@ -315,19 +367,56 @@ out:
 	return rc;
 }
 
+/*
+ * Which key checks row r's MAC (ledgerfs-ledger(5) SEALS): the case key
+ * in a ledger without seals; in a sealed one, K(epoch) when the keys
+ * held reach it, else none.  *key NULL: not checked.
+ */
+static enum lf_err ledger_seal_row(struct ledger_scan *st, const char *s,
+				   size_t n, const struct ledger_fields *f,
+				   unsigned long long r,
+				   const unsigned char **key,
+				   struct lf_why *why)
+{
+	enum lf_err rc;
+
+	*key = NULL;
+	if (r == 1 && f->epoch.p) {
+		rc = ratchet_walk_begin(&st->walk, s, n, why);
+		if (rc)
+			return rc;
+		st->sealed = true;
+	}
+	if (!st->sealed) {
+		if (f->epoch.p)
+			return lf_fail(
+				why, LF_VERIFY,
+				"row %llu: an epoch in a ledger without seals",
+				r);
+		if (st->host_key) {
+			*key = st->case_key;
+			st->walk.mac_rows++;
+		}
+		return LF_OK;
+	}
+	return ratchet_walk_epoch(&st->walk, r, f->epoch.p, f->epoch.n, key,
+				  why);
+}
+
 /* All checks of one complete line (without its newline), in order. */
 static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 				     size_t n, long long off,
 				     struct lf_why *why)
 {
 	unsigned long long r = st->row + 1, got;
+	const unsigned char *key = NULL;
 	struct ledger_fields f;
 	const char *err = NULL;
 	enum lf_err rc;
 
 	if (n > LEDGER_MAX_LINE)
 		return lf_fail(why, LF_VERIFY, "row %llu: line over 64 MiB", r);
-	if (ledger_scan_fields(s, n, &f, &err) < 0)
+	if (ledger_fields_of(st, s, n, &f, &err) < 0)
 		return lf_fail(why, LF_VERIFY, "row %llu: %s", r, err);
 	if (!f.row.p || !ledger_is_str(&f.case_id) || !f.prev.p || !f.mac.p ||
 	    !ledger_is_str(&f.time) || !ledger_is_str(&f.phase))
@@ -365,17 +454,28 @@ static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 	}
 	if (!ledger_is_hex_tok(&f.mac) || f.mac_member[0] != ',')
 		return lf_fail(why, LF_VERIFY, "row %llu: mac is malformed", r);
-	if (st->host_key) {
-		rc = ledger_check_mac(st, s, n, &f, r, why);
+	rc = ledger_seal_row(st, s, n, &f, r, &key, why);
+	if (rc)
+		return rc;
+	if (key) {
+		rc = ledger_check_mac(st, key, s, n, &f, r, why);
 		if (rc)
 			return rc;
 	}
-	if (st->parse) {
-		rc = ledger_parse_row(st, s, n, off, r, why);
+	/*
+	 * With no key at all, canonical form stands in for the MAC.  With a
+	 * key, a row it cannot reach (an earlier epoch) is held by the chain
+	 * alone: re-serializing it would prove nothing a rewriter could not
+	 * also do, and would make restart and verify ten times slower.
+	 */
+	if (st->cb || st->canon) {
+		rc = ledger_parse_row(st, s, n, off, r, st->canon && !key, why);
 		if (rc)
 			return rc;
 	}
-	chain_sha256_hex(s, n, st->prev);
+	if (st->sealed)
+		ratchet_walk_done(&st->walk, f.phase.p, f.phase.n);
+	ledger_hashes_next(&st->hashes, s, n, st->prev);
 	st->row = r;
 	return LF_OK;
 }
@@ -408,17 +508,69 @@ static ssize_t ledger_pread(int fd, char *buf, size_t n, long long off)
 	return r;
 }
 
+/*
+ * After the last whole row at base, the file holds a 0x00 byte: it is
+ * padding when every byte from base to the end is 0x00 (LF_OK), else a
+ * torn tail, cut whole at repair (ledgerfs-ledger(5) PADDING, RECOVERY).
+ * p: the first bytes at base, already read.  *eof: the file's end.
+ */
+static enum lf_err ledger_tail(int fd, long long base, const char *p,
+			       long long *eof, struct ledger_scan *st,
+			       struct ledger_report *rep, struct lf_why *why)
+{
+	char chunk[65536];
+	long long off = base;
+	struct stat sb;
+	ssize_t r, i;
+	bool zero = p[0] == '\0';
+
+	while (zero) {
+		r = ledger_pread(fd, chunk, sizeof(chunk), off);
+		if (r < 0)
+			return lf_fail(why, LF_IO, "cannot read ledger: %s",
+				       strerror(errno));
+		if (r == 0)
+			break;
+		for (i = 0; i < r; i++)
+			if (chunk[i])
+				zero = false;
+		off += r;
+	}
+	if (zero) {
+		*eof = off;
+		return LF_OK;
+	}
+	/* The tail cut at repair runs to the file's end. */
+	if (fstat(fd, &sb) == 0 && sb.st_size > *eof)
+		*eof = sb.st_size;
+	rep->torn = true;
+	return lf_fail(why, LF_VERIFY, "row %llu: torn (bytes after the rows)",
+		       st->row + 1);
+}
+
 enum lf_err ledger_verify_fd(int fd, const char *case_id,
 			     const unsigned char *host_key, ledger_row_cb cb,
 			     void *ctx, struct ledger_report *rep,
 			     struct lf_why *why)
+{
+	return ledger_verify_sealed(fd, case_id, host_key, NULL, cb, ctx, rep,
+				    why);
+}
+
+enum lf_err ledger_verify_sealed(int fd, const char *case_id,
+				 const unsigned char *host_key,
+				 const struct ratchet_keys *seal,
+				 ledger_row_cb cb, void *ctx,
+				 struct ledger_report *rep, struct lf_why *why)
 {
 	struct ledger_scan st;
 	struct ledger_report dummy;
 	size_t cap = LEDGER_READ_BUF, have = 0, rem;
 	long long base = 0, readoff = 0; /* file offset of buf[0], of EOF */
 	long long good = 0;		 /* end of the last good line */
-	char *buf = NULL, *p, *q, *nl, *end;
+	char *buf = NULL, *p, *q, *end;
+	const struct ledger_hashes_line *line;
+	size_t nlines, i;
 	size_t checked = 0;
 	enum lf_err rc = LF_OK;
 	struct stat sb;
@@ -432,10 +584,12 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 	st.host_key = host_key;
 	st.cb = cb;
 	st.ctx = ctx;
-	/* Without a key the canonical form is checked by parsing. */
-	st.parse = cb || !host_key;
-	rep->macs_checked = host_key != NULL;
+	ratchet_walk_init(&st.walk, seal);
+	st.canon = !host_key && !(seal && seal->mode != RATCHET_KEYS_NONE);
 	chain_init();
+	if (ledger_hashes_init(&st.hashes, ledger_prescan,
+			       sizeof(struct ledger_prescan)) < 0)
+		return lf_fail(why, LF_NOMEM, "out of memory");
 	if (case_id) {
 		rc = ledger_expect_case(&st, case_id, why);
 		if (rc)
@@ -469,17 +623,35 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 		end = buf + have;
 		/* The carried-over start of a line holds no newline. */
 		q = buf + checked;
-		while ((nl = memchr(q, '\n', (size_t)(end - q)))) {
-			rc = ledger_check_line(&st, p, (size_t)(nl - p),
-					       base + (p - buf), why);
-			if (rc)
-				goto out;
-			p = nl + 1;
+		for (;;) {
+			/* Once the case is known, its key is the helpers' guess. */
+			ledger_hashes_set_key(&st.hashes,
+					      st.host_key && st.case_tok
+						      ? st.case_key
+						      : NULL);
+			nlines = ledger_hashes_start(&st.hashes, p, q, end);
+			if (!nlines)
+				break;
+			for (i = 0; i < nlines; i++) {
+				line = ledger_hashes_line(&st.hashes, i);
+				rc = ledger_check_line(&st, line->s, line->n,
+						       base + (p - buf), why);
+				if (rc)
+					goto out;
+				p += line->n + 1;
+				good = base + (p - buf);
+			}
+			ledger_hashes_end(&st.hashes);
 			q = p;
-			good = base + (p - buf);
 		}
 		rem = (size_t)(end - p);
 		base += p - buf;
+		if (rem && memchr(p, '\0', rem)) {
+			/* No row holds 0x00: padding, or a torn tail. */
+			rc = ledger_tail(fd, base, p, &readoff, &st, rep, why);
+			have = 0;
+			goto out;
+		}
 		if (rem > LEDGER_MAX_LINE) {
 			rc = lf_fail(why, LF_VERIFY,
 				     "row %llu: line over 64 MiB", st.row + 1);
@@ -507,6 +679,13 @@ enum lf_err ledger_verify_fd(int fd, const char *case_id,
 	}
 out:
 	rep->head.rows = st.row;
+	rep->sealed = st.sealed;
+	rep->walk = st.walk;
+	ratchet_walk_wipe(&rep->walk);
+	ratchet_walk_wipe(&st.walk);
+	/* Every row's MAC checked; an empty ledger: whether a key was. */
+	rep->macs_checked = st.row ? st.walk.mac_rows == st.row
+				   : host_key || (seal && seal->mode);
 	memcpy(rep->head.head, st.prev, sizeof(st.prev));
 	rep->good_bytes = good;
 	rep->file_bytes = readoff;
@@ -516,8 +695,9 @@ out:
 	if (rc != LF_OK && !rep->torn && fstat(fd, &sb) == 0 &&
 	    sb.st_size > readoff)
 		rep->file_bytes = sb.st_size;
+	ledger_hashes_free(&st.hashes);
+	chain_mac_free(st.mac);
 	free(buf);
 	free(st.case_tok);
-	free(st.scratch);
 	return rc;
 }

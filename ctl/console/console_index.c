@@ -250,6 +250,15 @@ static bool cx_check_line(struct cx *x, struct cx_case *c, json_t *row,
 	char *d;
 	bool ok;
 
+	/* A sealed ledger's keys are not the host key's (SEALS). */
+	if (c->mac_check && r == 1 && json_object_get(row, "epoch")) {
+		c->mac_check = false;
+		snprintf(
+			c->mac_note, sizeof(c->mac_note),
+			"not checked here: a sealed ledger; the daemon checked "
+			"the current epoch when it loaded the case, and "
+			"ledgerctl verify --seal-key checks every epoch");
+	}
 	if (c->mac_check) {
 		if (cx_mac_ok(c, s, n, mac, &c->scratch, &c->scratch_cap))
 			return true;

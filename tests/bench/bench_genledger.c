@@ -6,7 +6,10 @@
  * and MACs).  Run it on a tmpfs, where fdatasync costs nothing, and copy
  * the file to the disk under test.
  *
- *   bench_genledger DIR FILE CASE KEYFILE MEGABYTES
+ *   bench_genledger DIR FILE CASE KEYFILE MEGABYTES [K0FILE]
+ *
+ * With K0FILE the ledger is sealed (ledgerfs-ledger(5) SEALS): FILE.seal
+ * beside it, and K0 written to K0FILE for `verify --seal-key`.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,6 +37,30 @@ static json_t *gen_row(unsigned long long i)
 		"complete", "turn", (json_int_t)0);
 }
 
+/* Seal the new ledger and write K0 to k0path.  0 or 1 (said). */
+static int gen_seal(struct ledger *l, int dirfd, const char *path,
+		    const unsigned char key[CHAIN_KEY_BYTES],
+		    const char *k0path)
+{
+	unsigned char k0[CHAIN_KEY_BYTES];
+	struct lf_why why = {{0}};
+	int fd;
+
+	if (ledger_seal_start(l, dirfd, path, key, RATCHET_EPOCH_ROWS, &why) !=
+		    LF_OK ||
+	    ledger_seal_handout(l, k0, &why) != LF_OK) {
+		fprintf(stderr, "bench_genledger: %s\n", why.msg);
+		return 1;
+	}
+	fd = open(k0path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, k0, sizeof(k0)) != (ssize_t)sizeof(k0) ||
+	    close(fd) < 0) {
+		perror(k0path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char key[CHAIN_KEY_BYTES];
@@ -45,8 +72,8 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	int dirfd;
 
-	if (argc != 6) {
-		fputs("usage: bench_genledger DIR FILE CASE KEYFILE MEGABYTES\n",
+	if (argc != 6 && argc != 7) {
+		fputs("usage: bench_genledger DIR FILE CASE KEYFILE MEGABYTES [K0FILE]\n",
 		      stderr);
 		return 2;
 	}
@@ -63,6 +90,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_genledger: %s\n", why.msg);
 		return 1;
 	}
+	if (argc == 7 && gen_seal(l, dirfd, argv[2], key, argv[6]) != 0)
+		return 1;
 	for (i = 1; off + (long long)len < want; i++) {
 		json_t *row = gen_row(i);
 

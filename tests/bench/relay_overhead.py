@@ -1,20 +1,50 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """relay_overhead.py - p50 of one mediated call made directly on the
-case's target/request file and of the same call through ledgerfs-relay
-(POST /mediate, a new connection each time, as ASSERT's client does).
+case's target/request file, of the same call through ledgerfs-relay
+(POST /mediate, a new connection each time, as ASSERT's client does) and,
+given MCP (the ledgerfs-mcp program), through ledgerfs-mcp (one
+tools/call on a running server's stdin, as an MCP client does).
 
-usage: relay_overhead.py TARGET_DIR RELAY_URL TOKEN CASE N
+usage: relay_overhead.py TARGET_DIR RELAY_URL TOKEN CASE N [MCP]
 """
 import http.client
 import json
 import statistics
+import subprocess
 import sys
 import time
 import urllib.parse
 
 tdir, url, token, case, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+mcp_prog = sys.argv[6] if len(sys.argv) > 6 else None
 u = urllib.parse.urlparse(url)
+mcp = None
+
+
+def mcp_ask(obj):
+    mcp.stdin.write((json.dumps(obj) + "\n").encode())
+    mcp.stdin.flush()
+    return json.loads(mcp.stdout.readline())
+
+
+def mcp_start():
+    global mcp
+    mcp = subprocess.Popen([mcp_prog, f"--dir={tdir}"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE)
+    mcp_ask({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "bench", "version": "1"}}})
+    mcp.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+
+def mcp_call(i):
+    t = time.perf_counter()
+    a = mcp_ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                 "params": {"name": "lookup_b", "arguments": {"i": i}}})
+    dt = time.perf_counter() - t
+    assert "result" in a, a
+    return dt
 
 
 def direct(i):
@@ -50,14 +80,24 @@ def p(xs, q):
 
 
 # Interleaved, so drift on a shared machine hits both alike.
-d, r = [], []
+d, r, m = [], [], []
+if mcp_prog:
+    mcp_start()
 for i in range(n):
     d.append(direct(i))
     r.append(relayed(i))
-print(json.dumps({
+    if mcp:
+        m.append(mcp_call(i))
+out = {
     "calls": n,
     "direct_p50_us": round(p(d, 0.5)), "direct_p99_us": round(p(d, 0.99)),
     "relay_p50_us": round(p(r, 0.5)), "relay_p99_us": round(p(r, 0.99)),
     "relay_overhead_p50_us": round(p(r, 0.5) - p(d, 0.5)),
     "median_of_pairwise_overhead_us": round(statistics.median(b - a for a, b in zip(d, r)) * 1e6),
-}))
+}
+if mcp:
+    mcp.stdin.close()
+    mcp.wait(timeout=30)
+    out.update({"mcp_p50_us": round(p(m, 0.5)), "mcp_p99_us": round(p(m, 0.99)),
+                "mcp_overhead_p50_us": round(p(m, 0.5) - p(d, 0.5))})
+print(json.dumps(out))

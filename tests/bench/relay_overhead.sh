@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# relay_overhead.sh - run by hand from a build folder: the p50 overhead
-# of a call through ledgerfs-relay over the same call made directly on
-# the case's files, on a real mount (N calls each, default 1000).
+# relay_overhead.sh - run by hand from a build folder (run_bench.sh runs
+# it as its `paths` part): the p50 overhead of a call through
+# ledgerfs-relay, and through ledgerfs-mcp when it is built, over the same
+# call made directly on the case's files, on a real mount (N calls each,
+# default 1000).
 #   cd build/plain && sh ../../tests/bench/relay_overhead.sh [N]
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$(pwd)}
@@ -14,6 +16,7 @@ lf_start
 lf_open_reg C
 relay_start C
 python3 "$top_srcdir/tests/bench/relay_overhead.py" "$(lf_tdir C)" \
-	"$relay_url" "$RELAY_TOKEN" C "${1:-1000}"
+	"$relay_url" "$RELAY_TOKEN" C "${1:-1000}" \
+	$([ -x "$top_builddir/ledgerfs-mcp" ] && echo "$top_builddir/ledgerfs-mcp")
 relay_stop
 lf_stop

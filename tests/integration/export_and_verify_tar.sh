@@ -10,6 +10,8 @@ command -v python3 >/dev/null || lf_skip_all "no python3"
 lf_setup
 lf_start
 lf_open_reg E
+# The case's first seal key, shown once: every MAC of an export checks.
+cat "$mnt/cases/E/seal_key" >"$work/E.k0"
 lf_call E c1 lookup_a >/dev/null
 lf_call E c2 send_mail >/dev/null
 ctl() { timeout 60 "$LEDGERCTL" --mount "$mnt" "$@"; }
@@ -32,7 +34,7 @@ rule_has evidence "$(cat "$work/x/E/evidence.json")" '"call_id": "c2"'
 rule_has report "$(cat "$work/x/E/verify.json")" '"verdict": "ok"'
 rule_end
 
-out=$(ctl verify "$tarf" --key "$key" 2>&1)
+out=$(ctl verify "$tarf" --key "$key" --seal-key "$work/E.k0" 2>&1)
 rc=$?
 rule_begin verify_tar_accepts_the_export
 rule_eq exit 0 "$rc"

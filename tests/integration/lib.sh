@@ -158,9 +158,11 @@ lf_setup() {
 }
 
 # lf_start [DAEMON OPTIONS...]: start on $mnt, wait until it serves.
+# LF_DAEMON_OPTS adds options to every start (e.g. a test run again
+# with --pad-ledger=64K).
 lf_start() {
 	lf_nstart=$((lf_nstart + 1))
-	"$LEDGERFS" -f --backing="$backing" --key="$key" "$@" "$mnt" \
+	"$LEDGERFS" -f --backing="$backing" --key="$key" ${LF_DAEMON_OPTS:-} "$@" "$mnt" \
 		>>"$work/daemon.out" 2>>"$work/daemon.err" &
 	lf_daemon=$!
 	_i=0

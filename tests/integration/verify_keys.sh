@@ -42,6 +42,8 @@ rule_hasnt "not called forged" "$out" "forged"
 rule_end
 
 cp "$led" "$work/forged.jsonl"
+# The seal key file goes along: FILE.seal checks the current epoch's MACs.
+cp "$led.seal" "$work/forged.jsonl.seal"
 python3 - "$work/forged.jsonl" <<'PY'
 import sys
 p = sys.argv[1]

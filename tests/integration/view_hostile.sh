@@ -99,7 +99,7 @@ call_id_of_only_blanks_is_refused_with_EINVAL|
 EOF
 # (A signed checkpoint may appear on its own cadence: the daemon's file.)
 assert_eq no_file_appeared_in_backing_for_path_like_ids \
-	"case.json failed.ready ledger.jsonl" "$(ls "$backing/cases/H" | grep -v '^checkpoints\{0,1\}$' | tr '\n' ' ' | sed 's/ $//')"
+	"case.json failed.ready ledger.jsonl ledger.jsonl.seal" "$(ls "$backing/cases/H" | grep -v '^checkpoints\{0,1\}$' | tr '\n' ' ' | sed 's/ $//')"
 
 # files that do not exist, and changing operations: target and host folders
 while IFS='|' read -r rule want op path arg; do

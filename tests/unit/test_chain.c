@@ -103,6 +103,34 @@ Test(chain, hmac_sha256_matches_rfc4231)
 		"RFC 4231 test case 4");
 }
 
+Test(chain, reused_mac_context_equals_one_shot_hmac_and_follows_the_key)
+{
+	unsigned char k1[CHAIN_KEY_BYTES], k2[CHAIN_KEY_BYTES];
+	char want[CHAIN_HEX_LEN + 1], got[CHAIN_HEX_LEN + 1];
+	struct chain_mac *m = chain_mac_new();
+	const char *msg = "{\"a\":1,\"phase\":\"decision\",\"row\":7}";
+	size_t n = strlen(msg), cut;
+	int round;
+
+	cr_assert_not_null(m);
+	memset(k1, 0x11, sizeof(k1));
+	memset(k2, 0x22, sizeof(k2));
+	/* Same key twice (the pads reused), another key, then back. */
+	for (round = 0; round < 4; round++) {
+		const unsigned char *k = round == 2 ? k2 : k1;
+
+		for (cut = 0; cut <= n; cut += 5) {
+			chain_hmac_hex(k, msg, n, want);
+			cr_assert_eq(chain_mac2_hex(m, k, msg, cut, msg + cut,
+						    n - cut, got),
+				     0);
+			cr_assert_str_eq(got, want, "round %d, split at %zu",
+					 round, cut);
+		}
+	}
+	chain_mac_free(m);
+}
+
 Test(chain, case_key_is_hmac_of_label_and_case_id)
 {
 	unsigned char host[CHAIN_KEY_BYTES], ck[CHAIN_KEY_BYTES];

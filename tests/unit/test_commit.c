@@ -191,6 +191,79 @@ Test(commit, a_batch_over_several_ledgers_gets_one_syncfs_and_its_own_check)
 	cr_assert_fail("the pipes never joined during the slow flush");
 }
 
+static void *join_group_data(void *arg)
+{
+	struct joiner *j = arg;
+
+	j->rc = commit_group_sync_data(j->g, j->fd);
+	return NULL;
+}
+
+/*
+ * Overwrites only (rows in padding): a batch over several ledgers gets
+ * each ledger's writeback and then one fdatasync, of the last to join,
+ * and no syncfs.  With a pipe joining last, that fdatasync fails with
+ * EINVAL and the file's row shares the failure; a syncfs would have
+ * given the file 0.  The pipe's own writeback check gives it ESPIPE.
+ */
+Test(commit, a_batch_of_overwrites_gets_each_writeback_then_one_fdatasync)
+{
+	static char chunk[1 << 20];
+	int attempt;
+
+	memset(chunk, 'x', sizeof(chunk));
+	for (attempt = 0; attempt < 3; attempt++) {
+		struct commit_group *g = commit_group_new(dir_fd);
+		struct joiner slow = {g, open_ledger("slow2"), -1};
+		struct joiner f = {g, open_ledger("file2"), -1},
+			      p = {g, -1, -1};
+		unsigned long long flushes = 0, waits = 0;
+		pthread_t ts, tf, tp;
+		int pp[2], i;
+		bool together;
+
+		cr_assert_not_null(g);
+		for (i = 0; i < 64; i++)
+			cr_assert_eq(write(slow.fd, chunk, sizeof(chunk)),
+				     (ssize_t)sizeof(chunk));
+		cr_assert_eq(write(f.fd, "row\n", 4), 4);
+		cr_assert_eq(pipe(pp), 0);
+		p.fd = pp[1];
+		cr_assert_eq(pthread_create(&ts, NULL, join_group, &slow), 0);
+		while (flushes == 0) {
+			commit_group_counts(g, &flushes, &waits);
+			usleep(100);
+		}
+		cr_assert_eq(pthread_create(&tf, NULL, join_group_data, &f), 0);
+		while (waits < 2) {
+			commit_group_counts(g, &flushes, &waits);
+			usleep(100);
+		}
+		cr_assert_eq(pthread_create(&tp, NULL, join_group_data, &p), 0);
+		while (waits < 3) {
+			commit_group_counts(g, &flushes, &waits);
+			usleep(100);
+		}
+		together = flushes == 1;
+		pthread_join(ts, NULL);
+		pthread_join(tf, NULL);
+		pthread_join(tp, NULL);
+		cr_expect_eq(slow.rc, 0);
+		if (together) {
+			cr_expect_eq(p.rc, ESPIPE, "%s", strerror(p.rc));
+			cr_expect_eq(f.rc, EINVAL, "%s", strerror(f.rc));
+		}
+		close(pp[0]);
+		close(pp[1]);
+		close(slow.fd);
+		close(f.fd);
+		commit_group_free(g);
+		if (together)
+			return;
+	}
+	cr_assert_fail("the two never joined during the slow flush");
+}
+
 struct writer {
 	struct commit_group *g;
 	int fd;
