@@ -21,6 +21,7 @@
 #include "cassette_write.h"
 #include "ctl.h"
 #include "ctl_cassette.h"
+#include "decision.h"
 #include "mocks.h"
 #include "policy.h"
 
@@ -66,20 +67,7 @@ static int put_file(int dirfd, const char *name, const char *text, size_t len)
 /* v as JSON text with a final newline (malloc'd). */
 static char *json_text(const json_t *v, size_t flags)
 {
-	char *s = json_dumps(v, flags | JSON_ENCODE_ANY), *t;
-	size_t n;
-
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	t = realloc(s, n + 2);
-	if (!t) {
-		free(s);
-		return NULL;
-	}
-	t[n] = '\n';
-	t[n + 1] = '\0';
-	return t;
+	return decision_add_newline(json_dumps(v, flags | JSON_ENCODE_ANY));
 }
 
 static int put_json(int dirfd, const char *name, const json_t *v, size_t flags)
