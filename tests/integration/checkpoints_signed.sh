@@ -80,11 +80,19 @@ turn_rows=$(expr "$turn_rows" + 0)
 head -n $((turn_rows - 1)) "$backing/cases/T/ledger.jsonl" >"$work/t"
 cat "$work/t" >"$backing/cases/T/ledger.jsonl"
 rm "$backing/cases/T/checkpoint"
-# F: one flipped bit in a kept checkpoint's signature.
+# F: one flipped bit in a kept checkpoint's signature: in the signature's
+# bytes, not in its base64 text (a flipped character may be no base64 at
+# all, and the line malformed rather than not verifying).
 f=$(ls "$backing/cases/F/checkpoints/"* | head -n1)
 python3 -c '
-import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read())
-b[-10] ^= 1; open(p, "wb").write(b)' "$f"
+import base64, sys
+p = sys.argv[1]
+lines = open(p, "rb").read().split(b"\n")
+name, sig = lines[-2].rsplit(b" ", 1)
+raw = bytearray(base64.b64decode(sig))
+raw[-10] ^= 1
+lines[-2] = name + b" " + base64.b64encode(bytes(raw))
+open(p, "wb").write(b"\n".join(lines))' "$f"
 lf_start
 
 rule_begin an_intact_closed_case_loads_closed
