@@ -99,5 +99,13 @@ echo "== libFuzzer on the ledger-to-cassette conversion (15 s)"
 
 total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
 total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)
+# The failures again, last, with the end of each one's log: a CI report
+# that shows only the tail of the output still names what failed.
+for log in build/plain-check.log build/asan-check.log; do
+	grep -E '^(FAIL|XPASS|ERROR):' "$log" | while read -r _ t; do
+		echo "== failed in ${log%-check.log}: $t"
+		tail -n 40 "${log%-check.log}/${t%.sh}.log" 2>/dev/null
+	done
+done
 echo "tests: $total_pass passed, $total_fail failed"
 exit $rc
