@@ -102,7 +102,7 @@ total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|X
 # The failures again, last, with the end of each one's log: a CI report
 # that shows only the tail of the output still names what failed.
 for log in build/plain-check.log build/asan-check.log; do
-	grep -E '^(FAIL|XPASS|ERROR):' "$log" | while read -r _ t; do
+	{ grep -E '^(FAIL|XPASS|ERROR):' "$log" || true; } | while read -r _ t; do
 		echo "== failed in ${log%-check.log}: $t"
 		tail -n 40 "${log%-check.log}/${t%.sh}.log" 2>/dev/null
 	done
