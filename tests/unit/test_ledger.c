@@ -78,11 +78,15 @@ static json_t *sample_row(int i, bool rich)
 	json_object_set_new(row, "sequence", json_integer(i));
 	json_object_set_new(row, "tool",
 			    json_string("lookup_\xc3\xa9t\xc3\xa9"));
-	json_object_set_new(row, "args",
-			    json_pack("{s:i, s:[s, {s:b, s:n}], s:s, s:f}",
-				      "id", i, "list", "\xe2\x9c\x93 ok",
-				      "deep", 1, "none", "q",
-				      "a \"quoted\" \\ line\n", "r", 2.5));
+	json_object_set_new(
+		row, "args",
+		json_pack("{s:i, s:[s, {s:b, s:n}], s:s, s:f, s:s, s:s}", "id",
+			  i, "list", "\xe2\x9c\x93 ok", "deep", 1, "none", "q",
+			  "a \"quoted\" \\ line\n", "r", 2.5,
+			  /* a string that ends in an escape */
+			  "dir", "C:\\tmp\\",
+			  /* one escaped quote, then a brace */
+			  "odd", "a \" b {"));
 	return row;
 }
 
