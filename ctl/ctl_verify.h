@@ -96,10 +96,21 @@ void ctl_say_seal(const struct ctl_verdict *v, const char *where);
 json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 			 const char *key_path, const char *key_source);
 
-/* FILE.tar from `ledgerctl export` (ctl/ctl_export.c)? */
+/* FILE.tar from `ledgerctl export` (ctl/ctl_export_read.c)? */
 bool ctl_is_tar(const char *path);
 
-/* `ledgerctl verify FILE.tar` (ctl/ctl_export.c): 0, 1 or 2.  seal_path:
+/*
+ * An export's ledger and checkpoints, for `verify --pubkey` (ledgerctl(1)
+ * PUBLIC VERIFICATION), once every member matches SHA256SUMS (else
+ * "bad: NAME: mismatch" and the like are printed): *ledger_fd a memfd of
+ * ledger.jsonl's bytes; *ckpts the `checkpoint` and `checkpoints`
+ * members' text one after the other (malloc'd; NULL when neither).
+ * 0, 1 (bad) or 2 (unreadable; said on standard error).
+ */
+int ctl_export_public(const char *path, int *ledger_fd, char **ckpts,
+		      size_t *ckpts_len);
+
+/* `ledgerctl verify FILE.tar` (ctl/ctl_export_read.c): 0, 1 or 2.  seal_path:
  * --seal-key's K0 file, or NULL. */
 int ctl_verify_tar(const char *path, const char *key_path,
 		   const char *seal_path, bool json, bool require_mac);

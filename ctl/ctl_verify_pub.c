@@ -2,7 +2,8 @@
 /*
  * ctl_verify_pub.c - `ledgerctl verify --pubkey=VKEY LEDGER [CHECKPOINT
  * ...]` (ledgerctl(1) PUBLIC VERIFICATION): chain, tree and checkpoint
- * signatures checked with the verifier key alone.  No secret is used, so
+ * signatures checked with the verifier key alone, of a ledger, a case
+ * folder or an export (FILE.tar).  No secret is used, so
  * MACs are not checked, and it says so.
  */
 #include <dirent.h>
@@ -16,6 +17,7 @@
 
 #include "ctl.h"
 #include "ctl_tree.h"
+#include "ctl_verify.h"
 
 #define VERIFY_PUB_USAGE                                                       \
 	"usage: ledgerctl verify --pubkey=VKEY LEDGER [CHECKPOINT ...]\n"
@@ -61,24 +63,19 @@ static int pub_add_one(struct pub_set *s, const char *label, const char *text,
 }
 
 /*
- * A file of one checkpoint or several one after another (as export's
+ * Text of one checkpoint or several one after another (as export's
  * `checkpoints`): a new one starts at the first line after a signature
- * line that is not a signature line.  0, 1 or 2.
+ * line that is not a signature line.  label names them (NAME#N when
+ * several).  0, 1 or 2.
  */
-static int pub_add(struct pub_set *s, const char *path,
-		   const struct note_key *k)
+static int pub_add_text(struct pub_set *s, const char *name, const char *text,
+			size_t len, const struct note_key *k)
 {
-	size_t len = 0, max = (size_t)CHECKPOINT_MAX * VERIFY_PUB_MAX;
-	char *text = ctl_tree_slurp(path, max, &len), label[4200];
 	const char *p, *start, *end, *nl;
+	char label[4200];
 	bool in_sigs = false;
 	int rc = 0, i = 0;
 
-	if (!text) {
-		fprintf(stderr, "ledgerctl verify: %s: %s\n", path,
-			strerror(errno));
-		return 2;
-	}
 	p = start = text;
 	end = text + len;
 	while (!rc && p < end) {
@@ -86,7 +83,7 @@ static int pub_add(struct pub_set *s, const char *path,
 		if (!nl)
 			nl = end - 1;
 		if (in_sigs && strncmp(p, "\xe2\x80\x94 ", 4) != 0) {
-			snprintf(label, sizeof(label), "%s#%d", path, ++i);
+			snprintf(label, sizeof(label), "%s#%d", name, ++i);
 			rc = pub_add_one(s, label, start, (size_t)(p - start),
 					 k);
 			start = p;
@@ -98,11 +95,28 @@ static int pub_add(struct pub_set *s, const char *path,
 	}
 	if (!rc) {
 		if (i)
-			snprintf(label, sizeof(label), "%s#%d", path, ++i);
+			snprintf(label, sizeof(label), "%s#%d", name, ++i);
 		else
-			snprintf(label, sizeof(label), "%s", path);
+			snprintf(label, sizeof(label), "%s", name);
 		rc = pub_add_one(s, label, start, (size_t)(end - start), k);
 	}
+	return rc;
+}
+
+/* A file of checkpoints (pub_add_text).  0, 1 or 2. */
+static int pub_add(struct pub_set *s, const char *path,
+		   const struct note_key *k)
+{
+	size_t len = 0, max = (size_t)CHECKPOINT_MAX * VERIFY_PUB_MAX;
+	char *text = ctl_tree_slurp(path, max, &len);
+	int rc;
+
+	if (!text) {
+		fprintf(stderr, "ledgerctl verify: %s: %s\n", path,
+			strerror(errno));
+		return 2;
+	}
+	rc = pub_add_text(s, path, text, len, k);
 	free(text);
 	return rc;
 }
@@ -202,9 +216,9 @@ int ctl_verify_pub_main(int argc, char **argv)
 	struct note_key k;
 	struct stat st;
 	merkle_hash root;
-	char b64[48];
-	int i, fd, rc = 2;
-	size_t j;
+	char b64[48], label[4200], *tar_ckpts = NULL;
+	int i, fd = -1, rc = 2;
+	size_t j, tar_len = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -230,11 +244,19 @@ int ctl_verify_pub_main(int argc, char **argv)
 		return 2;
 	fputs("ledgerctl verify: MACs not checked (--pubkey: public verification uses no secret)\n",
 	      stderr);
-	fd = ctl_tree_open(ledger);
+	/* An export: its members, once they match its SHA256SUMS. */
+	if (ctl_is_tar(ledger)) {
+		rc = ctl_export_public(ledger, &fd, &tar_ckpts, &tar_len);
+		if (rc)
+			goto out;
+	} else {
+		fd = ctl_tree_open(ledger);
+	}
 	if (fd < 0) {
 		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",
 			ledger, strerror(errno));
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	rc = ctl_tree_load("verify", fd, &t);
 	close(fd);
@@ -249,6 +271,10 @@ int ctl_verify_pub_main(int argc, char **argv)
 		if (argv[i][0] == '-' || argv[i] == ledger)
 			continue;
 		rc = pub_add(&s, argv[i], &k);
+	}
+	if (!rc && s.n == 0 && tar_ckpts) {
+		snprintf(label, sizeof(label), "%s:checkpoints", ledger);
+		rc = pub_add_text(&s, label, tar_ckpts, tar_len, &k);
 	}
 	if (!rc && s.n == 0 && stat(ledger, &st) == 0 && S_ISDIR(st.st_mode))
 		rc = pub_add_folder(&s, ledger, &k);
@@ -268,6 +294,7 @@ int ctl_verify_pub_main(int argc, char **argv)
 	       (unsigned long long)t.n, b64, s.n, s.n == 1 ? "" : "s", k.name,
 	       (unsigned long long)s.v[s.n - 1].cp.size);
 out:
+	free(tar_ckpts);
 	for (j = 0; j < s.n; j++)
 		free(s.v[j].label);
 	free(s.v);

@@ -53,6 +53,28 @@ out=$($VERIFY consistency --vkey "$work/vkey" "$work/old.ckpt" "$work/new.ckpt" 
 	"$work/cons.proof") || rule_fail "python, consistency: $out"
 rule_end
 
+rule_begin an_export_archive_verifies_with_the_public_key_alone
+rows=$(wc -l <"$P/ledger.jsonl" | tr -d ' ')
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/p.tar" 2>/dev/null)
+rule_eq "exit" 0 "$?"
+rule_has "ledgerctl, archive" "$out" "ok: $rows rows, tree root "
+rule_has "the same as unpacked" "$out" \
+	"$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/x/P" 2>/dev/null | cut -d, -f2)"
+# One byte of the ledger inside the archive: its checksum no longer fits.
+python3 - "$work/p.tar" "$work/p-bad.tar" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    m = [m for m in t.getmembers() if m.name.endswith("/ledger.jsonl")][0]
+    at = m.offset_data + 10
+b = bytearray(open(sys.argv[1], "rb").read())
+b[at] ^= 1
+open(sys.argv[2], "wb").write(b)
+PY
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/p-bad.tar" 2>/dev/null)
+rule_eq "exit, changed" 1 "$?"
+rule_has "names the member" "$out" "bad: ledger.jsonl: mismatch"
+rule_end
+
 rule_begin every_single_bit_flip_of_a_checkpoint_or_proof_is_refused_by_python
 out=$(PYTHONPATH=$TOOLS python3 - "$work" "$P" <<'PY'
 import sys, verify_ledger as v
