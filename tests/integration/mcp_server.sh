@@ -97,6 +97,29 @@ printf '%s\n' '{"jsonrpc":"2.0","id":50,"method":"tools/list"}' |
 	timeout 20 "$MCP" --dir "$d" >"$work/out" 2>>"$work/all.err"
 assert_contains the_dir_option_takes_its_value_in_the_next_word_too "$(answer 50)" '"name":"resume_line"'
 
+# A tool the host runs (ledgerfs-policy(5) HOST EXECUTORS): the server
+# answers with the host's result and neither runs nor reports it itself.
+tools=$work/tools
+mkdir "$tools" && chmod 0755 "$tools"
+printf '#!/bin/sh\nprintf %s "{\\"got\\":$(cat),\\"by\\":\\"host\\"}"\n' "'%s'" \
+	>"$tools/echo_args"
+chmod 0755 "$tools/echo_args"
+lf_open_reg H "interactions:
+  - match: echo_args
+    mode: pass
+    exec: {argv: [$tools/echo_args]}
+default: {mode: block}
+" ""
+rowsh=$(lf_rows H)
+printf '%s\n' "$init" \
+	'{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"echo_args","arguments":{"q":"acme"}}}' |
+	timeout 20 "$MCP" --dir="$(lf_tdir H)" >"$work/out" 2>>"$work/all.err"
+rule_begin a_host_executed_call_answers_with_the_host_result_without_a_downstream
+rule_has answer "$(answer 40)" '"isError":false,"structuredContent":{"by":"host","got":{"q":"acme"}}'
+rule_eq "rows: the call and the host's completion" 2 $(($(lf_rows H) - rowsh))
+rule_has completion "$(tail -n 1 "$(lf_ledger H)")" '"result_source":"host_executed"'
+rule_end
+
 echo close >"$(lf_cdir C)/ctl"
 mcp '{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"send_a"}}'
 assert_contains a_call_the_view_refuses_is_a_tool_error_naming_errno_and_reason "$(answer 30)" '"text":"ledgerfs refused the call: Broken pipe: EPIPE'
