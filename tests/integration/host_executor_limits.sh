@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# host_executor_limits.sh - at most 16 host executors run at once in all
+# (ledgerfs(8) HOST EXECUTORS): 17 cases each call a tool whose executor
+# waits for a release file; 16 start, the 17th call waits for a slot
+# (ordering, not timing: it is checked after the 16 have started and
+# before any is released), and runs once the others end.
+. "$(dirname "$0")/lib.sh"
+lf_setup
+lf_start
+
+tools=$work/tools
+run=$work/run
+mkdir "$tools" "$run"
+chmod 0755 "$tools"
+chmod 1777 "$run"
+printf '#!/bin/sh\ncat >/dev/null\nmktemp %s/started.XXXXXX >/dev/null\nwhile [ ! -e %s/release ]; do sleep 0.05; done\necho "{\\"released\\":true}"\n' \
+	"$run" "$run" >"$tools/gate"
+chmod 0755 "$tools/gate"
+POLICY="interactions:
+  - match: gate
+    mode: pass
+    exec: {argv: [$tools/gate], timeout: 60s}
+default: {mode: block}
+"
+started() { ls "$run" | grep -c '^started\.'; }
+
+i=1
+while [ $i -le 17 ]; do
+	lf_open_reg "G$i" "$POLICY" ""
+	i=$((i + 1))
+done
+# A watchdog releases them all after 30 s, so a daemon that starts more
+# than 16 or never frees a slot fails the rules instead of hanging.
+(sleep 30; touch "$run/release") &
+lf_bg_pids="$lf_bg_pids $!"
+pids=
+i=1
+while [ $i -le 17 ]; do
+	(lf_call "G$i" "g$i" gate >"$work/reply.$i") &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+lf_bg_pids="$lf_bg_pids $pids"
+n=0
+while [ "$(started)" -lt 16 ] && [ $n -lt 400 ]; do
+	n=$((n + 1))
+	sleep 0.05
+done
+# The 17th would have started by now if a slot were free for it.
+sleep 1
+rule_begin at_most_16_executors_run_at_once_in_all
+rule_eq "started before any ended" 16 "$(started)"
+rule_end
+
+touch "$run/release"
+for p in $pids; do
+	wait "$p"
+done
+rule_begin the_call_past_the_bound_runs_once_a_slot_frees
+rule_eq "started in all" 17 "$(started)"
+i=1
+while [ $i -le 17 ]; do
+	rule_has "G$i" "$(cat "$work/reply.$i")" '"returned":{"released":true}'
+	i=$((i + 1))
+done
+rule_end
+lf_bg_pids=
+
+lf_finish
