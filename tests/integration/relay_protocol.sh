@@ -139,6 +139,33 @@ assert_eq it_prints_nothing_on_success "" "$(cat "$work/relay.out" "$work/relay.
 relay_stop
 assert_eq it_exits_0_on_term 0 $?
 
+# A tool the host runs (ledgerfs-policy(5) HOST EXECUTORS): the relay hands
+# ASSERT the host's result as a mock from host_executed, so its client
+# does not run the tool, and /complete has nothing left to record.
+tools=$work/tools
+mkdir "$tools" && chmod 0755 "$tools"
+printf '#!/bin/sh\nprintf %s "{\\"got\\":$(cat),\\"by\\":\\"host\\"}"\n' "'%s'" \
+	>"$tools/echo_args"
+chmod 0755 "$tools/echo_args"
+lf_open_reg H "interactions:
+  - match: echo_args
+    mode: pass
+    exec: {argv: [$tools/echo_args]}
+default: {mode: block}
+" ""
+relay_start H
+rule_begin a_host_executed_call_is_a_mock_from_host_executed_with_the_host_result
+r=$(relay_post /mediate "$(call h1 echo_args '{"q":"acme"}' H)")
+rule_eq status 200 "${r%% *}"
+d=${r#* }
+rule_eq decision '{"mode":"mock","mock_source":"host_executed","real_executed":true,"returned":{"by":"host","got":{"q":"acme"}},"is_error":false}' \
+	"$(printf '%s' "$d" | jq -c '.decision | {mode, mock_source, real_executed, returned, is_error}')"
+rule_has completion "$(grep -F '"phase":"completion"' "$(lf_ledger H)")" '"result_source":"host_executed"'
+rule_eq "complete after it" "400 {\"error\":\"invalid_request\",\"detail\":\"unknown or already-completed mediation call 'h1'\"}" \
+	"$(relay_post /complete '{"call_id":"h1","returned":1}')"
+rule_end
+relay_stop
+
 # --- options and listeners ---
 sock=$work/relay.sock
 printf '%s\n' "$RELAY_TOKEN" >"$work/token"
