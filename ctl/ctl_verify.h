@@ -92,6 +92,19 @@ int ctl_pick_seal(const char *ledger, const char *seal_path,
 /* What a sealed ledger's check covered, on stderr. */
 void ctl_say_seal(const struct ctl_verdict *v, const char *where);
 
+/* The verdict as ledgerfs-ledger(5) LEDGERCTL VERIFY prints it; its
+ * status. */
+int ctl_verdict_print(const struct ctl_verdict *v, const char *label);
+
+/*
+ * `ledgerctl verify DIR` of a mounted case folder (ctl_verify_mount.c):
+ * a snapshot of its ledger checked against the daemon's status, with
+ * head_arg (ROWS:HEX or NULL) and the seal keys (may be empty).  0, 1
+ * or 2, printed as text or JSON.
+ */
+int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
+		       const struct ratchet_keys *seal);
+
 /* The verdict as the JSON object of `verify --json` (a new reference). */
 json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 			 const char *key_path, const char *key_source);
