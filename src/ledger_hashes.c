@@ -77,7 +77,7 @@ static int ledger_hashes_do(struct ledger_hashes *hs, size_t i,
 		return 0;
 	if (hs->prep)
 		hs->prep(hs->slots + i * hs->slot_size, l->s, l->n,
-			 hs->keyed && m ? hs->key : NULL, m);
+			 hs->keyed && m ? hs->key : NULL, m, hs->prep_ctx);
 	chain_sha256_hex(l->s, l->n, l->hex);
 	atomic_store_explicit(&l->state, LEDGER_LINE_DONE,
 			      memory_order_release);

@@ -32,11 +32,11 @@ struct ledger_hashes_line {
 /*
  * What a helper works out of one line besides its hash, into slot: key
  * (NULL: none yet) is the batch's guess of the MAC key, m a MAC context
- * of the calling thread's own.
+ * of the calling thread's own, ctx the reader's prep_ctx (read only).
  */
 typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n,
 				   const unsigned char *key,
-				   struct chain_mac *m);
+				   struct chain_mac *m, const void *ctx);
 
 struct ledger_hashes;
 
@@ -54,6 +54,7 @@ struct ledger_hashes {
 	unsigned char *slots; /* as many slots of slot_size */
 	size_t slot_size;
 	ledger_hashes_prep prep;
+	const void *prep_ctx; /* handed to prep; not changed during a scan */
 	unsigned char key[CHAIN_KEY_BYTES]; /* the batch's guess of the key */
 	int keyed;
 	struct chain_mac *mac; /* the reader's */

@@ -173,6 +173,18 @@ Test(ledger_hashes, a_malformed_line_mid_batch_is_reported_alike)
 	expect_same(tpath, key, LF_VERIFY, 3000);
 }
 
+/* Keyless, canonical form stands in for the MAC, on helpers or not. */
+Test(ledger_hashes, a_non_canonical_row_without_a_key_is_found_alike)
+{
+	size_t at = row_at(LEDGER_HASHES_BATCH + 7);
+	char *q = memmem(orig + at, orig_n - at, "\"n\":", 4);
+
+	/* One space in its args: the same JSON, not the same bytes. */
+	write_changed((size_t)(q - orig) + 4, 0, " ");
+	expect_same(tpath, NULL, LF_VERIFY, LEDGER_HASHES_BATCH + 7);
+	expect_same(tpath, key, LF_VERIFY, LEDGER_HASHES_BATCH + 7);
+}
+
 Test(ledger_hashes, a_torn_tail_is_found_alike)
 {
 	FILE *f = fopen(tpath, "wb");
