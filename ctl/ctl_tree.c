@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "ctl.h"
 #include "ctl_verify.h"
 #include "ledger.h"
+#include "ledger_hashes.h"
 
 int ctl_tree_open(const char *path)
 {
@@ -40,18 +42,42 @@ int ctl_tree_open(const char *path)
 	return fd;
 }
 
-/* Row 1's case_id, kept by the scan's first call. */
-static int ctl_tree_first(void *ctx, const json_t *row, long long off,
-			  size_t len)
+/*
+ * Row 1's case_id, read after the whole ledger verified: the scan itself
+ * then hands no row to a reader, so it can check each row's canonical
+ * form on its helper threads.  0, or -1 when it cannot be read.
+ */
+static int ctl_tree_case_id(int fd, struct ctl_tree *t)
 {
-	struct ctl_tree *t = ctx;
-	const char *id = json_string_value(json_object_get(row, "case_id"));
+	size_t cap = 65536, got = 0;
+	char *buf = NULL, *nl = NULL, *nb;
+	json_t *row = NULL;
+	const char *id;
+	ssize_t r;
 
-	(void)off;
-	(void)len;
-	if (!t->case_id[0] && id)
+	while (!nl && cap <= ((size_t)64 << 20) * 2) {
+		nb = realloc(buf, cap);
+		if (!nb)
+			break;
+		buf = nb;
+		r = pread(fd, buf + got, cap - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		nl = memchr(buf + got, '\n', (size_t)r);
+		got += (size_t)r;
+		if (got == cap)
+			cap *= 2;
+	}
+	if (nl)
+		row = json_loadb(buf, (size_t)(nl - buf), 0, NULL);
+	id = json_string_value(json_object_get(row, "case_id"));
+	if (id)
 		snprintf(t->case_id, sizeof(t->case_id), "%s", id);
-	return 0;
+	json_decref(row);
+	free(buf);
+	return id ? 0 : -1;
 }
 
 int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
@@ -59,9 +85,13 @@ int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
 	enum lf_err e;
+	long ncpu;
 
 	memset(t, 0, sizeof(*t));
-	e = ledger_verify_fd(fd, NULL, NULL, ctl_tree_first, t, &rep, &why);
+	/* One ledger, many rows: as `verify`, on every processor. */
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ledger_verify_set_threads(ncpu > 1 ? (unsigned)ncpu : 1);
+	e = ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &rep, &why);
 	if (e == LF_IO) {
 		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);
 		return 2;
@@ -69,6 +99,11 @@ int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
 	if (e != LF_OK) {
 		printf("bad: %s\n", why.msg);
 		return 1;
+	}
+	if (rep.head.rows && ctl_tree_case_id(fd, t) < 0) {
+		fprintf(stderr, "ledgerctl %s: cannot read row 1's case_id\n",
+			cmd);
+		return 2;
 	}
 	e = merkle_scan_fd(fd, rep.good_bytes, NULL, NULL, 0, NULL, &t->leaves,
 			   &t->n, &why);
