@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ledger_verify.c - reading a ledger back: line splitting, a small
- * top-level scanner that checks chain, row numbers and MACs without a full
- * JSON parse, and the canonical-form check for rows that are parsed anyway.
+ * ledger_verify.c - reading a ledger back: line splitting, the checks of
+ * chain, row numbers, seals and MACs on the members ledger_scan.c finds
+ * without a full JSON parse, the canonical-form check for rows that are
+ * parsed anyway, and a padded or torn tail.
  */
 #include "ledger.h"
 #include "ledger_hashes.h"
+#include "ledger_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,19 +19,6 @@
 
 #define LEDGER_MAX_LINE ((size_t)64 << 20)
 #define LEDGER_READ_BUF ((size_t)4 << 20)
-
-/* One top-level member's value as it appears in the line (quotes kept). */
-struct ledger_tok {
-	const char *p;
-	size_t n;
-};
-
-/* The members the scanner picks out of a line. */
-struct ledger_fields {
-	struct ledger_tok case_id, row, prev, mac, time, phase, epoch;
-	const char *mac_member; /* the ',' in front of "mac" */
-	const char *mac_end;	/* one past the mac value */
-};
 
 /* The running state of one scan. */
 struct ledger_scan {
@@ -49,136 +38,6 @@ struct ledger_scan {
 };
 
 /*
- * Skip a JSON string starting at *p == '"'.  End past the quote or NULL.
- * A byte loop, not memchr: a row's strings are mostly a few bytes long
- * (its keys), where a call per string costs more than the bytes.
- */
-static const char *ledger_skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++) {
-		if (*p == '"')
-			return p + 1;
-		/* An escape: the next byte is data, whatever it is. */
-		if (*p == '\\' && ++p == end)
-			return NULL;
-	}
-	return NULL;
-}
-
-/* Skip one value (lexically; the MAC or the parse judges its insides). */
-static const char *ledger_skip_value(const char *p, const char *end)
-{
-	int depth = 0;
-
-	if (p >= end)
-		return NULL;
-	if (*p == '"')
-		return ledger_skip_string(p, end);
-	if (*p == '{' || *p == '[') {
-		for (; p < end; p++) {
-			if (*p == '"') {
-				p = ledger_skip_string(p, end);
-				if (!p)
-					return NULL;
-				p--;
-			} else if (*p == '{' || *p == '[') {
-				depth++;
-			} else if (*p == '}' || *p == ']') {
-				if (--depth == 0)
-					return p + 1;
-			}
-		}
-		return NULL;
-	}
-	/* A scalar: runs to the member separator. */
-	while (p < end && *p != ',' && *p != '}' && *p != '"' && *p != '{' &&
-	       *p != '[' && *p != ']')
-		p++;
-	return p;
-}
-
-static bool ledger_key_is(const char *k, size_t kn, const char *name)
-{
-	size_t n = strlen(name);
-
-	return kn == n + 2 && memcmp(k + 1, name, n) == 0;
-}
-
-/*
- * Pick the members out of a compact top-level object.  0, or -1 with
- * *err saying what is wrong with the shape.
- */
-static int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
-			      const char **err)
-{
-	const char *p = s, *end = s + n, *k, *v, *member;
-	struct ledger_tok *slot;
-	size_t kn;
-
-	memset(f, 0, sizeof(*f));
-	if (n < 2 || *p != '{' || end[-1] != '}') {
-		*err = "not a JSON object";
-		return -1;
-	}
-	p++;
-	for (;;) {
-		member = p;
-		if (p >= end || *p != '"') {
-			*err = "malformed member";
-			return -1;
-		}
-		k = p;
-		p = ledger_skip_string(p, end);
-		if (!p || p >= end || *p != ':') {
-			*err = "malformed member";
-			return -1;
-		}
-		kn = (size_t)(p - k);
-		v = ++p;
-		p = ledger_skip_value(p, end);
-		if (!p || p == v || p >= end) {
-			*err = "malformed value";
-			return -1;
-		}
-		slot = NULL;
-		if (ledger_key_is(k, kn, "case_id"))
-			slot = &f->case_id;
-		else if (ledger_key_is(k, kn, "row"))
-			slot = &f->row;
-		else if (ledger_key_is(k, kn, "prev"))
-			slot = &f->prev;
-		else if (ledger_key_is(k, kn, "mac"))
-			slot = &f->mac;
-		else if (ledger_key_is(k, kn, "time"))
-			slot = &f->time;
-		else if (ledger_key_is(k, kn, "phase"))
-			slot = &f->phase;
-		else if (ledger_key_is(k, kn, "epoch"))
-			slot = &f->epoch;
-		if (slot) {
-			if (slot->p) {
-				*err = "duplicate member";
-				return -1;
-			}
-			slot->p = v;
-			slot->n = (size_t)(p - v);
-			if (slot == &f->mac) {
-				f->mac_member = member - 1;
-				f->mac_end = p;
-			}
-		}
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == '}' && p + 1 == end)
-			return 0;
-		*err = "malformed object";
-		return -1;
-	}
-}
-
-/*
  * A line's members as a helper thread found them (ledger_hashes.h), and
  * its MAC under the key the batch expected, when there was one.
  */
@@ -191,8 +50,6 @@ struct ledger_prescan {
 	unsigned char key[CHAIN_KEY_BYTES];
 	char mac[CHAIN_HEX_LEN + 1];
 };
-
-static bool ledger_is_canonical(const char *s, size_t n);
 
 static void ledger_prescan(void *slot, const char *s, size_t n,
 			   const unsigned char *key, struct chain_mac *m,
@@ -233,44 +90,6 @@ static int ledger_fields_of(struct ledger_scan *st, const char *s, size_t n,
 	*f = ps->f;
 	*err = ps->err;
 	return ps->rc;
-}
-
-static bool ledger_is_str(const struct ledger_tok *t)
-{
-	return t->p && t->n >= 2 && t->p[0] == '"' && t->p[t->n - 1] == '"';
-}
-
-static bool ledger_is_hex_tok(const struct ledger_tok *t)
-{
-	unsigned bad = 0;
-	size_t i;
-
-	if (!ledger_is_str(t) || t->n != CHAIN_HEX_LEN + 2)
-		return false;
-	/* Branch-free: lower-case hex digits only. */
-	for (i = 1; i <= CHAIN_HEX_LEN; i++) {
-		unsigned char c = (unsigned char)t->p[i];
-
-		bad |= (unsigned)((unsigned char)(c - '0') > 9 &&
-				  (unsigned char)(c - 'a') > 5);
-	}
-	return !bad;
-}
-
-/* A canonical row number: digits, no leading zero.  0 if not one. */
-static unsigned long long ledger_row_number(const struct ledger_tok *t)
-{
-	unsigned long long v = 0;
-	size_t i;
-
-	if (!t->p || t->n == 0 || t->n > 19 || (t->p[0] == '0'))
-		return 0;
-	for (i = 0; i < t->n; i++) {
-		if (t->p[i] < '0' || t->p[i] > '9')
-			return 0;
-		v = v * 10 + (unsigned long long)(t->p[i] - '0');
-	}
-	return v;
 }
 
 /* Take the case from row 1's token: derive the key, remember the token. */
@@ -326,20 +145,6 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st,
 	return LF_OK;
 }
 
-/* Is the line one JSON object that serializes back to the same bytes? */
-static bool ledger_is_canonical(const char *s, size_t n)
-{
-	json_t *row =
-		json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
-	char *again = row ? ledger_canonical(row) : NULL;
-	bool ok = again && strlen(again) == n && memcmp(again, s, n) == 0;
-
-	free(again);
-	json_decref(row);
-	return ok;
-}
-
-/* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
 /* Did a helper find this line canonical already (ledger_prescan)? */
 static bool ledger_canonical_ahead(struct ledger_scan *st, const char *s)
 {
@@ -348,6 +153,7 @@ static bool ledger_canonical_ahead(struct ledger_scan *st, const char *s)
 	return ps && ps->canonical;
 }
 
+/* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
 static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
 				    size_t n, long long off,
 				    unsigned long long r, bool canon,

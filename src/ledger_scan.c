@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledger_scan.c - one ledger line read alone, without a full JSON parse:
+ * the top-level members a check needs, found lexically in a compact
+ * object; the shape of its tokens; and whether it is in canonical form
+ * (ledgerfs-ledger(5) ROWS).  Pure functions of the line, so helper
+ * threads call them too (ledger_hashes.h).
+ */
+#include "ledger_scan.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+
+/*
+ * Skip a JSON string starting at *p == '"'.  End past the quote or NULL.
+ * A byte loop, not memchr: a row's strings are mostly a few bytes long
+ * (its keys), where a call per string costs more than the bytes.
+ */
+static const char *ledger_skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '"')
+			return p + 1;
+		/* An escape: the next byte is data, whatever it is. */
+		if (*p == '\\' && ++p == end)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Skip one value (lexically; the MAC or the parse judges its insides). */
+static const char *ledger_skip_value(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (p >= end)
+		return NULL;
+	if (*p == '"')
+		return ledger_skip_string(p, end);
+	if (*p == '{' || *p == '[') {
+		for (; p < end; p++) {
+			if (*p == '"') {
+				p = ledger_skip_string(p, end);
+				if (!p)
+					return NULL;
+				p--;
+			} else if (*p == '{' || *p == '[') {
+				depth++;
+			} else if (*p == '}' || *p == ']') {
+				if (--depth == 0)
+					return p + 1;
+			}
+		}
+		return NULL;
+	}
+	/* A scalar: runs to the member separator. */
+	while (p < end && *p != ',' && *p != '}' && *p != '"' && *p != '{' &&
+	       *p != '[' && *p != ']')
+		p++;
+	return p;
+}
+
+static bool ledger_key_is(const char *k, size_t kn, const char *name)
+{
+	size_t n = strlen(name);
+
+	return kn == n + 2 && memcmp(k + 1, name, n) == 0;
+}
+
+/*
+ * Pick the members out of a compact top-level object.  0, or -1 with
+ * *err saying what is wrong with the shape.
+ */
+int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
+		       const char **err)
+{
+	const char *p = s, *end = s + n, *k, *v, *member;
+	struct ledger_tok *slot;
+	size_t kn;
+
+	memset(f, 0, sizeof(*f));
+	if (n < 2 || *p != '{' || end[-1] != '}') {
+		*err = "not a JSON object";
+		return -1;
+	}
+	p++;
+	for (;;) {
+		member = p;
+		if (p >= end || *p != '"') {
+			*err = "malformed member";
+			return -1;
+		}
+		k = p;
+		p = ledger_skip_string(p, end);
+		if (!p || p >= end || *p != ':') {
+			*err = "malformed member";
+			return -1;
+		}
+		kn = (size_t)(p - k);
+		v = ++p;
+		p = ledger_skip_value(p, end);
+		if (!p || p == v || p >= end) {
+			*err = "malformed value";
+			return -1;
+		}
+		slot = NULL;
+		if (ledger_key_is(k, kn, "case_id"))
+			slot = &f->case_id;
+		else if (ledger_key_is(k, kn, "row"))
+			slot = &f->row;
+		else if (ledger_key_is(k, kn, "prev"))
+			slot = &f->prev;
+		else if (ledger_key_is(k, kn, "mac"))
+			slot = &f->mac;
+		else if (ledger_key_is(k, kn, "time"))
+			slot = &f->time;
+		else if (ledger_key_is(k, kn, "phase"))
+			slot = &f->phase;
+		else if (ledger_key_is(k, kn, "epoch"))
+			slot = &f->epoch;
+		if (slot) {
+			if (slot->p) {
+				*err = "duplicate member";
+				return -1;
+			}
+			slot->p = v;
+			slot->n = (size_t)(p - v);
+			if (slot == &f->mac) {
+				f->mac_member = member - 1;
+				f->mac_end = p;
+			}
+		}
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == '}' && p + 1 == end)
+			return 0;
+		*err = "malformed object";
+		return -1;
+	}
+}
+
+bool ledger_is_str(const struct ledger_tok *t)
+{
+	return t->p && t->n >= 2 && t->p[0] == '"' && t->p[t->n - 1] == '"';
+}
+
+bool ledger_is_hex_tok(const struct ledger_tok *t)
+{
+	unsigned bad = 0;
+	size_t i;
+
+	if (!ledger_is_str(t) || t->n != CHAIN_HEX_LEN + 2)
+		return false;
+	/* Branch-free: lower-case hex digits only. */
+	for (i = 1; i <= CHAIN_HEX_LEN; i++) {
+		unsigned char c = (unsigned char)t->p[i];
+
+		bad |= (unsigned)((unsigned char)(c - '0') > 9 &&
+				  (unsigned char)(c - 'a') > 5);
+	}
+	return !bad;
+}
+
+/* A canonical row number: digits, no leading zero.  0 if not one. */
+unsigned long long ledger_row_number(const struct ledger_tok *t)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (!t->p || t->n == 0 || t->n > 19 || (t->p[0] == '0'))
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		if (t->p[i] < '0' || t->p[i] > '9')
+			return 0;
+		v = v * 10 + (unsigned long long)(t->p[i] - '0');
+	}
+	return v;
+}
+
+/* Is the line one JSON object that serializes back to the same bytes? */
+bool ledger_is_canonical(const char *s, size_t n)
+{
+	json_t *row =
+		json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	char *again = row ? ledger_canonical(row) : NULL;
+	bool ok = again && strlen(again) == n && memcmp(again, s, n) == 0;
+
+	free(again);
+	json_decref(row);
+	return ok;
+}
