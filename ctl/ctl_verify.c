@@ -157,8 +157,8 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 			    const char *head_arg, struct ctl_verdict *v)
 {
 	struct ctl_checkpoint cp;
-	struct ledger_report rep, plain;
-	struct lf_why why = {{0}}, why2 = {{0}};
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
 	char hex[CHAIN_HEX_LEN + 1];
 	enum lf_err rc;
 
@@ -199,20 +199,9 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 		 */
 		if (ctl_wrong_seal_key(fd, v))
 			return v->status;
-		if (key &&
-		    ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &plain,
-				     &why2) == LF_OK &&
-		    v->sealed_fp[0] && strcmp(v->sealed_fp, v->key_fp)) {
-			v->status = 2;
-			v->verdict = "wrong_key";
-			v->macs_checked = false;
-			v->rows = plain.head.rows;
-			memcpy(v->head, plain.head.head, sizeof(v->head));
-			snprintf(
-				v->reason, sizeof(v->reason),
-				"sealed with key %s, checked with key %s: the chain verifies, the MACs were not checked",
-				v->sealed_fp, v->key_fp);
-		}
+		if (key && v->sealed_fp[0] && strcmp(v->sealed_fp, v->key_fp))
+			ctl_verdict_wrong_key(fd, v, "key", v->sealed_fp,
+					      v->key_fp);
 		return v->status;
 	}
 	if (head_arg) {

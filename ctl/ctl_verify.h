@@ -89,6 +89,14 @@ int ctl_pick_seal(const char *ledger, const char *seal_path,
 		  const unsigned char *key, struct ratchet_keys *seal,
 		  char *where, size_t size);
 
+/*
+ * The ledger's chain verifies without a key: then the MACs failed under
+ * the wrong key (WHAT "key" or "seal key"), not a forgery; v says so
+ * (status 2, wrong_key).  false when the chain fails too.
+ */
+bool ctl_verdict_wrong_key(int fd, struct ctl_verdict *v, const char *what,
+			   const char *sealed_fp, const char *checked_fp);
+
 /* What a sealed ledger's check covered, on stderr. */
 void ctl_say_seal(const struct ctl_verdict *v, const char *where);
 

@@ -105,18 +105,13 @@ void ctl_verdict_seal(struct ctl_verdict *v, const struct ledger_report *rep,
 	v->epochs = rep->walk.epoch + (rep->walk.rows_in_epoch ? 1 : 0);
 }
 
-/*
- * A sealed ledger that fails only with --seal-key under a K0 whose
- * fingerprint is not row 1's: the wrong seal key, not a forgery.
- */
-bool ctl_wrong_seal_key(int fd, struct ctl_verdict *v)
+bool ctl_verdict_wrong_key(int fd, struct ctl_verdict *v, const char *what,
+			   const char *sealed_fp, const char *checked_fp)
 {
 	struct ledger_report plain;
 	struct lf_why why = {{0}};
 
-	if (!v->sealed || v->seal_mode != RATCHET_KEYS_ALL || !v->seal_fp[0] ||
-	    !strcmp(v->seal_fp, v->seal_key_fp) ||
-	    ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &plain, &why) != LF_OK)
+	if (ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &plain, &why) != LF_OK)
 		return false;
 	v->status = 2;
 	v->verdict = "wrong_key";
@@ -125,9 +120,22 @@ bool ctl_wrong_seal_key(int fd, struct ctl_verdict *v)
 	memcpy(v->head, plain.head.head, sizeof(v->head));
 	snprintf(
 		v->reason, sizeof(v->reason),
-		"sealed with seal key %s, checked with seal key %s: the chain verifies, the MACs were not checked",
-		v->seal_fp, v->seal_key_fp);
+		"sealed with %s %s, checked with %s %s: the chain verifies, the MACs were not checked",
+		what, sealed_fp, what, checked_fp);
 	return true;
+}
+
+/*
+ * A sealed ledger that fails only with --seal-key under a K0 whose
+ * fingerprint is not row 1's: the wrong seal key, not a forgery.
+ */
+bool ctl_wrong_seal_key(int fd, struct ctl_verdict *v)
+{
+	if (!v->sealed || v->seal_mode != RATCHET_KEYS_ALL || !v->seal_fp[0] ||
+	    !strcmp(v->seal_fp, v->seal_key_fp))
+		return false;
+	return ctl_verdict_wrong_key(fd, v, "seal key", v->seal_fp,
+				     v->seal_key_fp);
 }
 
 /*

@@ -48,12 +48,14 @@ void ledger_now(char out[32])
 		 (unsigned)((unsigned long)ts.tv_nsec / 1000u % 1000000u));
 }
 
-int ledger_write_all(int fd, const char *buf, size_t n)
+/* Write all n bytes: at off, or at the file position when off < 0. */
+static int ledger_put(int fd, const char *buf, size_t n, long long off)
 {
 	ssize_t r;
 
 	while (n) {
-		r = write(fd, buf, n);
+		r = off < 0 ? write(fd, buf, n)
+			    : pwrite(fd, buf, n, (off_t)off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -64,31 +66,16 @@ int ledger_write_all(int fd, const char *buf, size_t n)
 			return -1;
 		}
 		buf += r;
+		if (off >= 0)
+			off += r;
 		n -= (size_t)r;
 	}
 	return 0;
 }
 
-static int ledger_pwrite_all(int fd, const char *buf, size_t n, long long off)
+int ledger_write_all(int fd, const char *buf, size_t n)
 {
-	ssize_t r;
-
-	while (n) {
-		r = pwrite(fd, buf, n, (off_t)off);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;
-			return -1;
-		}
-		buf += r;
-		off += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return ledger_put(fd, buf, n, -1);
 }
 
 /*
@@ -109,7 +96,7 @@ static int ledger_pad(struct ledger *l, size_t need)
 		k = to - l->end < (long long)sizeof(zeros)
 			    ? (size_t)(to - l->end)
 			    : sizeof(zeros);
-		if (ledger_pwrite_all(l->fd, zeros, k, l->end) < 0)
+		if (ledger_put(l->fd, zeros, k, l->end) < 0)
 			return -1;
 		l->end += (long long)k;
 	}
@@ -121,8 +108,7 @@ static int ledger_write_line(struct ledger *l, const char *line, size_t n)
 {
 	if (!l->padded)
 		return ledger_write_all(l->fd, line, n);
-	if (ledger_pad(l, n) < 0 ||
-	    ledger_pwrite_all(l->fd, line, n, l->size) < 0)
+	if (ledger_pad(l, n) < 0 || ledger_put(l->fd, line, n, l->size) < 0)
 		return -1;
 	if (l->size + (long long)n > l->end)
 		l->end = l->size + (long long)n;

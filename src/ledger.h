@@ -164,4 +164,8 @@ char *ledger_canonical(const json_t *row);
 /* RFC 3339 UTC with microseconds, e.g. 2026-11-30T06:43:31.123456Z. */
 void ledger_now(char out[32]);
 
+/* fsync the folder that holds dirfd/path, so a new name in it is
+ * durable.  0, or -1 with errno set. */
+int ledger_sync_parent(int dirfd, const char *path);
+
 #endif

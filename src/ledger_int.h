@@ -38,8 +38,6 @@ struct ledger_repair {
 
 /* Write all n bytes at the file position.  0, or -1 with errno set. */
 int ledger_write_all(int fd, const char *buf, size_t n);
-/* fsync the folder that holds dirfd/path, so a new name is durable. */
-int ledger_sync_parent(int dirfd, const char *path);
 
 /* PATH.repair into out.  0, or -1 (ENAMETOOLONG). */
 int ledger_repair_path(const char *path, char *out, size_t size);

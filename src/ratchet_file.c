@@ -5,6 +5,7 @@
  * two slots overwritten in place, so a kill never loses it and an old key
  * leaves the file at each ratchet.
  */
+#include "ledger.h"
 #include "ratchet.h"
 
 #include <errno.h>
@@ -158,32 +159,6 @@ out:
 	return rc;
 }
 
-static int ratchet_sync_folder(int dirfd, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
-	int dfd, rc;
-
-	if (!slash) {
-		strcpy(dir, ".");
-	} else {
-		size_t n = slash == path ? 1 : (size_t)(slash - path);
-
-		if (n >= sizeof(dir)) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
-	dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
-	rc = fsync(dfd);
-	close(dfd);
-	return rc;
-}
-
 static struct ratchet *ratchet_alloc(void)
 {
 	struct ratchet *r = calloc(1, sizeof(*r));
@@ -227,7 +202,7 @@ enum lf_err ratchet_create(int dirfd, const char *path,
 	ratchet_encode(r, 0, r->key, 0, file);
 	if (fchmod(r->fd, 0600) < 0 ||
 	    ratchet_pwrite(r->fd, file, sizeof(file), 0) < 0 ||
-	    fsync(r->fd) < 0 || ratchet_sync_folder(dirfd, path) < 0) {
+	    fsync(r->fd) < 0 || ledger_sync_parent(dirfd, path) < 0) {
 		rc = lf_fail(why, LF_IO, "cannot write the seal key %s: %s",
 			     path, strerror(errno));
 		goto fail;

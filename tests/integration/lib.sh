@@ -260,6 +260,22 @@ lf_open_reg() {
 	lf_open "$@" && lf_register "$1"
 }
 
+# lf_open_host_echo C: open and register case C whose one tool,
+# echo_args, the host runs (ledgerfs-policy(5) HOST EXECUTORS); it returns
+# {"by":"host","got":ARGS}.
+lf_open_host_echo() {
+	mkdir -p "$work/tools" && chmod 0755 "$work/tools"
+	printf '#!/bin/sh\nprintf %s "{\\"got\\":$(cat),\\"by\\":\\"host\\"}"\n' "'%s'" \
+		>"$work/tools/echo_args"
+	chmod 0755 "$work/tools/echo_args"
+	lf_open_reg "$1" "interactions:
+  - match: echo_args
+    mode: pass
+    exec: {argv: [$work/tools/echo_args]}
+default: {mode: block}
+" ""
+}
+
 # lf_call C ID TOOL [ARGS_JSON]: one call by the shell; prints the reply.
 lf_call() {
 	_args=${4:-}

@@ -99,17 +99,7 @@ assert_contains the_dir_option_takes_its_value_in_the_next_word_too "$(answer 50
 
 # A tool the host runs (ledgerfs-policy(5) HOST EXECUTORS): the server
 # answers with the host's result and neither runs nor reports it itself.
-tools=$work/tools
-mkdir "$tools" && chmod 0755 "$tools"
-printf '#!/bin/sh\nprintf %s "{\\"got\\":$(cat),\\"by\\":\\"host\\"}"\n' "'%s'" \
-	>"$tools/echo_args"
-chmod 0755 "$tools/echo_args"
-lf_open_reg H "interactions:
-  - match: echo_args
-    mode: pass
-    exec: {argv: [$tools/echo_args]}
-default: {mode: block}
-" ""
+lf_open_host_echo H
 rowsh=$(lf_rows H)
 printf '%s\n' "$init" \
 	'{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"echo_args","arguments":{"q":"acme"}}}' |

@@ -142,17 +142,7 @@ assert_eq it_exits_0_on_term 0 $?
 # A tool the host runs (ledgerfs-policy(5) HOST EXECUTORS): the relay hands
 # ASSERT the host's result as a mock from host_executed, so its client
 # does not run the tool, and /complete has nothing left to record.
-tools=$work/tools
-mkdir "$tools" && chmod 0755 "$tools"
-printf '#!/bin/sh\nprintf %s "{\\"got\\":$(cat),\\"by\\":\\"host\\"}"\n' "'%s'" \
-	>"$tools/echo_args"
-chmod 0755 "$tools/echo_args"
-lf_open_reg H "interactions:
-  - match: echo_args
-    mode: pass
-    exec: {argv: [$tools/echo_args]}
-default: {mode: block}
-" ""
+lf_open_host_echo H
 relay_start H
 rule_begin a_host_executed_call_is_a_mock_from_host_executed_with_the_host_result
 r=$(relay_post /mediate "$(call h1 echo_args '{"q":"acme"}' H)")
