@@ -324,14 +324,31 @@ static int settle_paths(struct options *o, const struct lfs_cmdline *cl,
 }
 
 /*
- * Each open case holds two descriptors (its folder and its ledger), so
- * thousands of cases need more than the usual soft limit of 1024.
+ * Each open case holds a descriptor (its ledger), and each call in
+ * flight a few, so thousands of cases need more than the usual limits: the soft limit goes
+ * up to the hard one, and a daemon allowed to (root, CAP_SYS_RESOURCE)
+ * lifts the hard one to the kernel's nr_open first (ledgerfs(8) LIMITS).
  */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
+	unsigned long long nr_open = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (f) {
+		if (fscanf(f, "%llu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (nr_open > rl.rlim_max) {
+		struct rlimit up = {(rlim_t)nr_open, (rlim_t)nr_open};
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}

@@ -312,7 +312,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	enum lf_err e;
 	int cases_fd = -1;
 	bool made = false;
-	char fp[CHAIN_FP_LEN + 1];
+	char fp[CHAIN_FP_LEN + 1], path[160];
 
 	if (!request_valid_id(name, strlen(name)))
 		return lf_fail(
@@ -380,6 +380,9 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 	close(c->dirfd);
 	c->dirfd = -1;
 	close(cases_fd);
+	/* One descriptor an open case: its ledger (ledgerfs(8) LIMITS). */
+	snprintf(path, sizeof(path), "cases/%s/ledger.jsonl", name);
+	ledger_seal_park(c->ledger, backing_fd, path);
 	*out = c;
 	return LF_OK;
 fail:

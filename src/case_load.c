@@ -310,6 +310,9 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	}
 	close(c->dirfd);
 	c->dirfd = -1;
+	/* One descriptor an open case: its ledger (ledgerfs(8) LIMITS). */
+	snprintf(path, sizeof(path), "cases/%s/ledger.jsonl", name);
+	ledger_seal_park(c->ledger, backing_fd, path);
 	/* Both are lower bounds of the truth: keep the larger. */
 	if (saved[0] > c->refused)
 		c->refused = saved[0];

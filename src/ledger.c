@@ -383,6 +383,11 @@ enum lf_err ledger_seal_start(struct ledger *l, int dirfd, const char *path,
 				     &l->seal, why);
 }
 
+void ledger_seal_park(struct ledger *l, int base_fd, const char *path)
+{
+	ratchet_beside_park(l->seal, base_fd, path);
+}
+
 enum lf_err ledger_seal_handout(struct ledger *l,
 				unsigned char k0[CHAIN_KEY_BYTES],
 				struct lf_why *why)

@@ -94,6 +94,12 @@ enum lf_err ledger_seal_start(struct ledger *l, int dirfd, const char *path,
 			      unsigned long long epoch_rows,
 			      struct lf_why *why);
 
+/*
+ * Keep the seal key file closed between updates, reopened as
+ * base_fd/path.seal (ratchet_park); base_fd must outlive l.
+ */
+void ledger_seal_park(struct ledger *l, int base_fd, const char *path);
+
 /* K0 of a sealed ledger, once, during epoch 0 (ratchet_handout). */
 enum lf_err ledger_seal_handout(struct ledger *l,
 				unsigned char k0[CHAIN_KEY_BYTES],

@@ -153,6 +153,15 @@ enum lf_err ratchet_beside_create(int dirfd, const char *ledger_path,
 	return ratchet_create(dirfd, spath, host_key, epoch_rows, out, why);
 }
 
+void ratchet_beside_park(struct ratchet *r, int base_fd,
+			 const char *ledger_path)
+{
+	char spath[PATH_MAX];
+
+	if (r && ratchet_path(ledger_path, spath, sizeof(spath)) == 0)
+		ratchet_park(r, base_fd, spath);
+}
+
 enum lf_err ratchet_beside_load(int dirfd, const char *ledger_path,
 				const unsigned char host_key[CHAIN_KEY_BYTES],
 				struct ratchet **out, struct ratchet_keys *keys,

@@ -108,6 +108,13 @@ enum lf_err ratchet_read_keys(int dirfd, const char *path,
 			      const unsigned char host_key[CHAIN_KEY_BYTES],
 			      struct ratchet_keys *out, struct lf_why *why);
 
+/*
+ * Close the file and open it again, as base_fd/path, only to update it
+ * (a ratchet, a hand-out): an open case then holds one descriptor, its
+ * ledger, not two (ledgerfs(8) LIMITS).  base_fd must outlive r.
+ */
+void ratchet_park(struct ratchet *r, int base_fd, const char *path);
+
 unsigned long long ratchet_epoch(const struct ratchet *r);
 const unsigned char *ratchet_key(const struct ratchet *r);
 unsigned long long ratchet_epoch_rows(const struct ratchet *r);
@@ -154,6 +161,10 @@ enum lf_err ratchet_beside_load(int dirfd, const char *ledger_path,
 				const unsigned char host_key[CHAIN_KEY_BYTES],
 				struct ratchet **out, struct ratchet_keys *keys,
 				struct lf_why *why);
+
+/* ratchet_park for the seal key file of base_fd/ledger_path. */
+void ratchet_beside_park(struct ratchet *r, int base_fd,
+			 const char *ledger_path);
 
 /*
  * After the ledger's walk at load: a sealed ledger needs its key file, a

@@ -31,7 +31,9 @@
 #define RATCHET_WRAP_LABEL "ledgerfs/seal-wrap/v1"
 
 struct ratchet {
-	int fd;
+	int fd;	     /* the open file, or -1 once parked */
+	int base_fd; /* parked: the file is base_fd/path, opened to update */
+	char *path;
 	int slot; /* the slot holding the current state */
 	unsigned long long epoch, rows_in_epoch, epoch_rows;
 	unsigned char key[CHAIN_KEY_BYTES];
@@ -126,6 +128,21 @@ static int ratchet_pwrite(int fd, const unsigned char *buf, size_t n, off_t off)
 	return 0;
 }
 
+/* The file to update: the open one, or a parked file opened again. */
+static int ratchet_fd_get(struct ratchet *r)
+{
+	if (r->fd >= 0 || !r->path)
+		return r->fd;
+	return openat(r->base_fd, r->path,
+		      O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+static void ratchet_fd_put(struct ratchet *r, int fd)
+{
+	if (fd >= 0 && fd != r->fd)
+		close(fd);
+}
+
 /*
  * Write (epoch, key, flags) to the idle slot, flush, then zero the old
  * slot and flush: the old key's bytes leave the file.
@@ -135,28 +152,47 @@ static enum lf_err ratchet_store(struct ratchet *r, unsigned long long epoch,
 				 unsigned char flags, struct lf_why *why)
 {
 	unsigned char s[RATCHET_SLOT], zero[RATCHET_SLOT] = {0};
-	int idle = 1 - r->slot;
+	int idle = 1 - r->slot, fd = ratchet_fd_get(r);
 	enum lf_err rc = LF_OK;
 
+	if (fd < 0)
+		return lf_fail(why, LF_IO, "cannot open the seal key: %s",
+			       strerror(errno));
 	ratchet_encode(r, epoch, key, flags, s);
-	if (ratchet_pwrite(r->fd, s, sizeof(s), (off_t)idle * RATCHET_SLOT) <
-		    0 ||
-	    fdatasync(r->fd) < 0) {
+	if (ratchet_pwrite(fd, s, sizeof(s), (off_t)idle * RATCHET_SLOT) < 0 ||
+	    fdatasync(fd) < 0) {
 		rc = lf_fail(why, LF_IO, "cannot write the seal key: %s",
 			     strerror(errno));
 		goto out;
 	}
-	if (ratchet_pwrite(r->fd, zero, sizeof(zero),
+	if (ratchet_pwrite(fd, zero, sizeof(zero),
 			   (off_t)r->slot * RATCHET_SLOT) < 0 ||
-	    fdatasync(r->fd) < 0) {
+	    fdatasync(fd) < 0) {
 		rc = lf_fail(why, LF_IO, "cannot wipe the old seal key: %s",
 			     strerror(errno));
 		goto out;
 	}
 	r->slot = idle;
 out:
+	ratchet_fd_put(r, fd);
 	explicit_bzero(s, sizeof(s));
 	return rc;
+}
+
+void ratchet_park(struct ratchet *r, int base_fd, const char *path)
+{
+	char *copy = strdup(path);
+
+	/* No room to remember the name: the file simply stays open. */
+	if (!copy || r->fd < 0) {
+		free(copy);
+		return;
+	}
+	free(r->path);
+	r->path = copy;
+	r->base_fd = base_fd;
+	close(r->fd);
+	r->fd = -1;
 }
 
 static struct ratchet *ratchet_alloc(void)
@@ -441,6 +477,7 @@ void ratchet_free(struct ratchet *r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
+	free(r->path);
 	explicit_bzero(r, sizeof(*r));
 	free(r);
 }
