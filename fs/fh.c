@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "case_ckpt.h"
 #include "tree.h"
 
 #define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
@@ -147,78 +146,6 @@ static void fh_line_free(struct lfs_fh *fh)
 	fh->len = fh->cap = 0;
 }
 
-/*
- * K0 as 64 hex digits and a newline, handed out by this open and never
- * again (ledgerfs-ledger(5) SEALS); NULL (ENOENT) once gone.
- */
-static char *fh_seal_key(struct lf_case *c)
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned char k0[CHAIN_KEY_BYTES];
-	struct lf_why why;
-	char *s;
-	int i;
-
-	if (case_seal_handout(c, k0, &why) != LF_OK)
-		return NULL;
-	s = malloc(2 * CHAIN_KEY_BYTES + 2);
-	if (s) {
-		for (i = 0; i < CHAIN_KEY_BYTES; i++) {
-			s[2 * i] = digits[k0[i] >> 4];
-			s[2 * i + 1] = digits[k0[i] & 15];
-		}
-		s[2 * CHAIN_KEY_BYTES] = '\n';
-		s[2 * CHAIN_KEY_BYTES + 1] = '\0';
-	}
-	explicit_bzero(k0, sizeof(k0));
-	return s;
-}
-
-/* The text a read-only node shows, taken whole at open. */
-static char *fh_snapshot(struct node *n)
-{
-	char tok[CHAIN_HEX_LEN + 2], *s, *t;
-	enum lf_err code;
-
-	switch (n->kind) {
-	case N_TOKEN:
-		case_token(n->c, tok);
-		strcat(tok, "\n");
-		return strdup(tok);
-	case N_STATUS:
-		return case_status_json(n->c);
-	case N_POLICY:
-		return case_policy_text(n->c);
-	case N_MOCKS:
-		return case_mocks_text(n->c);
-	case N_TOOLS:
-		return case_tools_text(n->c);
-	case N_TARGET_TOOLS:
-		return case_target_tools(n->c);
-	case N_CHECKPOINT:
-		return case_checkpoint_text(n->c);
-	case N_SEAL_KEY:
-		return fh_seal_key(n->c);
-	case N_REPLY:
-		return case_latest_reply(n->c);
-	case N_REPLYFILE:
-		return case_reply_for(n->c, n->arg);
-	case N_CALLFILE:
-		return case_call_file(n->c, n->arg, n->file);
-	case N_ERROR:
-		s = case_error_text(n->c, &code);
-		if (!s || !*s)
-			return s;
-		if (asprintf(&t, "%s %s\n", lfs_errno_name(lfs_errno(code)),
-			     s) < 0)
-			t = NULL;
-		free(s);
-		return t;
-	default:
-		return strdup("");
-	}
-}
-
 off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
 {
 	struct lfs_fh *fh = fi && fi->fh ? fh_of(fi) : NULL;
@@ -239,7 +166,7 @@ off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
 	/* Looking must not take the key: only an open hands it out. */
 	if (n->kind == N_SEAL_KEY)
 		return 2 * CHAIN_KEY_BYTES + 1;
-	s = fh_snapshot(n);
+	s = lfs_snapshot(n);
 	if (s)
 		size = (off_t)strlen(s);
 	free(s);
@@ -272,7 +199,7 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 	if (n.kind == N_LEDGER) {
 		fh->ledger_len = case_ledger_size(n.c);
 	} else if (acc != O_WRONLY && !tree_info(n.kind)->line_input) {
-		fh->snap = fh_snapshot(&n);
+		fh->snap = lfs_snapshot(&n);
 		if (!fh->snap) {
 			free(fh);
 			return -ENOENT;

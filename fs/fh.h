@@ -24,4 +24,11 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi);
  */
 off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi);
 
+/*
+ * The text of read-only node n now (snapshot.c); NULL when it has none
+ * (a seal_key already handed out: ENOENT) or on no memory.  Opening
+ * seal_key hands K0 out: only an open may call this for it.
+ */
+char *lfs_snapshot(struct node *n);
+
 #endif
