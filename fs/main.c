@@ -61,9 +61,10 @@ struct options {
 	uint64_t max_line;
 	uint64_t max_calls;
 	uint64_t max_refused;
-	uint64_t max_pending; /* partial target lines, daemon-wide */
-	uint64_t max_ledger;  /* ledger bytes per case */
-	uint64_t pad_ledger;  /* zeros written ahead (ledgerfs-ledger(5)) */
+	uint64_t max_pending;  /* partial target lines, daemon-wide */
+	uint64_t max_ledger;   /* ledger bytes per case */
+	uint64_t pad_ledger;   /* zeros written ahead (ledgerfs-ledger(5)) */
+	uint64_t journal_size; /* --sync=journal's file */
 };
 
 /*
@@ -90,12 +91,16 @@ static const struct lfs_opt option_table[] = {
 	    "partial target lines held, daemon-wide (default 64MiB)"),
 	OPT("max-ledger", LFS_OPT_SIZE, max_ledger, NULL, "BYTES",
 	    "ledger bytes per case before calls are blocked (default 1GiB)"),
-	OPT("sync", LFS_OPT_WORD, sync, "group|file", "group|file",
-	    "one flush shared by rows (group, default) or one per row"),
+	OPT("sync", LFS_OPT_WORD, sync, "group|file|journal",
+	    "group|file|journal",
+	    "one flush shared by rows (group, default), one per row, or "
+	    "one of a commit journal"),
 	OPT("user", LFS_OPT_NAME, user, NULL, "NAME",
 	    "after mounting, run as this unprivileged user"),
 	OPT("pad-ledger", LFS_OPT_SIZE, pad_ledger, NULL, "BYTES",
 	    "grow ledgers into zeros written ahead (default 0: off)"),
+	OPT("journal-size", LFS_OPT_SIZE, journal_size, NULL, "BYTES",
+	    "the commit journal of --sync=journal (default 64MiB)"),
 	{NULL, 0, 0, NULL, NULL, NULL},
 };
 
@@ -354,6 +359,18 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* What the start wrote back from the commit journal (ledgerfs(8) RESTART). */
+static void report_journal(const struct journal_report *rep)
+{
+	if (!rep->rows)
+		return;
+	fprintf(stderr,
+		"ledgerfs: commit journal: %llu rows of the last run, %llu "
+		"written back into their ledgers, %llu skipped%s%s\n",
+		rep->rows, rep->written, rep->skipped, rep->skipped ? ": " : "",
+		rep->skip_reason);
+}
+
 /* How much the group commit shared, for the log of a foreground daemon. */
 static void report_commits(struct registry *reg)
 {
@@ -473,7 +490,7 @@ int main(int argc, char *argv[])
 	char mnt[PATH_MAX];
 	pid_t helper = -1;
 	int rc, hsock = -1;
-	bool mounted = false;
+	bool mounted = false, journal;
 
 	rc = lfs_opts_parse(option_table, &o, argc, argv, &cl);
 	if (rc)
@@ -542,6 +559,20 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ledgerfs: --pad-ledger is at most 64MiB\n");
 		goto out;
 	}
+	journal = o.sync && !strcmp(o.sync, "journal");
+	if (!o.journal_size)
+		o.journal_size = JOURNAL_SIZE_DEFAULT;
+	if (o.journal_size < JOURNAL_SIZE_MIN ||
+	    o.journal_size > JOURNAL_SIZE_MAX) {
+		fprintf(stderr, "ledgerfs: --journal-size is 256KiB to 1GiB\n");
+		goto out;
+	}
+	/* Both exist to spare a flush its journal commit: one is enough. */
+	if (journal && o.pad_ledger) {
+		fprintf(stderr, "ledgerfs: --pad-ledger and --sync=journal "
+				"do not go together\n");
+		goto out;
+	}
 	ledger_set_padding((long long)o.pad_ledger);
 	hsock = start_helper(mnt, o.user, &helper);
 	if (hsock < 0) {
@@ -572,12 +603,19 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	explicit_bzero(key, sizeof(key));
+	report_journal(registry_journal_report(ctx.reg));
 	if ((!o.sync || strcmp(o.sync, "file")) &&
-	    !registry_group_commit(ctx.reg))
+	    !registry_group_commit(ctx.reg) && !journal)
 		fprintf(stderr,
 			"ledgerfs: no group commit here (syncfs is not known "
 			"to be durable on the backing filesystem); one "
 			"fdatasync per row\n");
+	if (registry_journal(ctx.reg, journal ? o.journal_size : 0, &why) !=
+	    LF_OK) {
+		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
+		registry_free(ctx.reg);
+		goto out;
+	}
 	ctx.max_line = lim.max_line;
 	ctx.started = time(NULL);
 	if (!mounted && fuse_mount(fuse, mnt) != 0) {

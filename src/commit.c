@@ -12,6 +12,7 @@
  * since the filesystem commits its journal one transaction at a time.
  */
 #include "commit.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +34,9 @@ enum { W_WAIT, W_DONE, W_LEAD };
 struct commit_waiter {
 	int fd;
 	bool data_only; /* its write overwrote bytes already on disk */
-	int rc;		/* written before state becomes W_DONE */
-	bool taken;	/* in a flush's batch (under the group lock) */
+	const struct journal_row *row; /* the row, for the journal */
+	int rc;			       /* written before state becomes W_DONE */
+	bool taken; /* in a flush's batch (under the group lock) */
 	atomic_int state;
 	struct commit_waiter *next;
 };
@@ -46,6 +48,10 @@ struct commit_group {
 	bool flushing;
 	struct commit_waiter *pending;
 	unsigned long long flushes, waits;
+	struct journal *journal;  /* --sync=journal, else NULL */
+	struct journal_row *rows; /* a batch's rows, oldest first */
+	size_t rows_cap;
+	bool broken; /* a checkpoint failed: nothing is acknowledged again */
 };
 
 /* Filesystems whose syncfs writes every dirty file and flushes the disk. */
@@ -92,6 +98,8 @@ void commit_group_free(struct commit_group *g)
 {
 	if (!g)
 		return;
+	journal_close(g->journal);
+	free(g->rows);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
@@ -140,8 +148,18 @@ static void commit_flush_data(struct commit_waiter *batch)
 			w->rc = rc;
 }
 
-static void commit_flush(int fs_fd, bool data_flush,
-			 struct commit_waiter *batch)
+/* One syncfs for the whole file system, each ledger's own error after. */
+static void commit_syncfs(int fs_fd, struct commit_waiter *batch)
+{
+	struct commit_waiter *w;
+	int rc = syncfs(fs_fd) < 0 ? errno : 0;
+
+	for (w = batch; w; w = w->next)
+		w->rc = rc ? rc : commit_write_wait(w);
+}
+
+static void commit_flush_files(int fs_fd, bool data_flush,
+			       struct commit_waiter *batch)
 {
 	struct commit_waiter *w;
 	int rc;
@@ -162,16 +180,81 @@ static void commit_flush(int fs_fd, bool data_flush,
 		commit_flush_data(batch);
 		return;
 	}
-	rc = syncfs(fs_fd) < 0 ? errno : 0;
+	commit_syncfs(fs_fd, batch);
+}
+
+/* Every waiter of the batch gets rc. */
+static void commit_set_rc(struct commit_waiter *batch, int rc)
+{
+	struct commit_waiter *w;
+
 	for (w = batch; w; w = w->next)
-		w->rc = rc ? rc
-			: sync_file_range(w->fd, 0, 0,
-					  SYNC_FILE_RANGE_WAIT_BEFORE |
-						  SYNC_FILE_RANGE_WRITE |
-						  SYNC_FILE_RANGE_WAIT_AFTER) <
-					0
-				? errno
-				: 0;
+		w->rc = rc;
+}
+
+/*
+ * --sync=journal: the batch's rows, oldest first, to the journal with one
+ * fdatasync.  When they do not fit, a checkpoint: one syncfs makes every
+ * ledger durable (this batch's rows too), then the journal starts again.
+ * A checkpoint that fails leaves the journal as it is, for the next
+ * start to write back, and the group acknowledges nothing any more: a
+ * later syncfs would not report that error again.
+ */
+static void commit_flush_journal(struct commit_group *g,
+				 struct commit_waiter *batch)
+{
+	struct commit_waiter *w;
+	size_t n = 0, i;
+	int rc;
+
+	for (w = batch; w; w = w->next)
+		n++;
+	if (n > g->rows_cap) {
+		struct journal_row *nr = realloc(g->rows, n * sizeof(*nr));
+
+		if (!nr) {
+			commit_set_rc(batch, ENOMEM);
+			return;
+		}
+		g->rows = nr;
+		g->rows_cap = n;
+	}
+	/* The batch lists its newest waiter first. */
+	for (w = batch, i = n; w; w = w->next) {
+		if (!w->row) {
+			/* A write the journal cannot hold: flush the files. */
+			commit_flush_files(g->fs_fd, false, batch);
+			return;
+		}
+		g->rows[--i] = *w->row;
+	}
+	rc = journal_write(g->journal, g->rows, n);
+	if (rc != JOURNAL_FULL) {
+		commit_set_rc(batch, rc);
+		return;
+	}
+	/* Every ledger written since the last checkpoint, not only these. */
+	commit_syncfs(g->fs_fd, batch);
+	for (w = batch; w; w = w->next)
+		if (w->rc) {
+			g->broken = true;
+			return;
+		}
+	rc = journal_restart(g->journal);
+	if (rc) {
+		g->broken = true;
+		commit_set_rc(batch, rc);
+	}
+}
+
+static void commit_flush(struct commit_group *g, struct commit_waiter *batch)
+{
+	if (g->broken)
+		commit_set_rc(batch, EIO);
+	else if (g->journal)
+		commit_flush_journal(g, batch);
+	else
+		commit_flush_files(g->fs_fd, g->data_flush, batch);
 }
 
 /* Sleep while the waiter's state is W_WAIT; returns the new state. */
@@ -213,7 +296,7 @@ static int commit_lead(struct commit_group *g, struct commit_waiter *me)
 	g->flushing = true;
 	g->flushes++;
 	pthread_mutex_unlock(&g->lock);
-	commit_flush(g->fs_fd, g->data_flush, batch);
+	commit_flush(g, batch);
 	pthread_mutex_lock(&g->lock);
 	g->flushing = false;
 	/* Rows written during this flush: hand the next one to a waiter. */
@@ -234,9 +317,11 @@ static int commit_lead(struct commit_group *g, struct commit_waiter *me)
 	return me->rc;
 }
 
-static int commit_group_wait(struct commit_group *g, int fd, bool data_only)
+static int commit_group_wait(struct commit_group *g, int fd, bool data_only,
+			     const struct journal_row *row)
 {
-	struct commit_waiter me = {.fd = fd, .data_only = data_only};
+	struct commit_waiter me = {
+		.fd = fd, .data_only = data_only, .row = row};
 	int lead = W_LEAD;
 
 	atomic_init(&me.state, W_WAIT);
@@ -262,12 +347,32 @@ static int commit_group_wait(struct commit_group *g, int fd, bool data_only)
 
 int commit_group_sync(struct commit_group *g, int fd)
 {
-	return commit_group_wait(g, fd, false);
+	return commit_group_wait(g, fd, false, NULL);
 }
 
 int commit_group_sync_data(struct commit_group *g, int fd)
 {
-	return commit_group_wait(g, fd, true);
+	return commit_group_wait(g, fd, true, NULL);
+}
+
+int commit_group_sync_row(struct commit_group *g, int fd, bool data_only,
+			  const struct journal_row *row)
+{
+	return commit_group_wait(g, fd, data_only, row);
+}
+
+void commit_group_checkpoint(struct commit_group *g)
+{
+	if (!g->journal || g->broken || syncfs(g->fs_fd) < 0)
+		return;
+	if (journal_restart(g->journal) == 0)
+		journal_write(g->journal, NULL, 0);
+}
+
+void commit_group_set_journal(struct commit_group *g, struct journal *j)
+{
+	journal_close(g->journal);
+	g->journal = j;
 }
 
 void commit_group_counts(struct commit_group *g, unsigned long long *flushes,

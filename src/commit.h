@@ -8,7 +8,11 @@
 #ifndef LF_COMMIT_H
 #define LF_COMMIT_H
 
+#include <stdbool.h>
+
 struct commit_group;
+struct journal;
+struct journal_row;
 
 /*
  * The name of the filesystem holding fs_fd when syncfs(2) is known to
@@ -43,6 +47,26 @@ int commit_group_sync(struct commit_group *g, int fd);
  * fdatasync, which flushes the disk's cache for them all.
  */
 int commit_group_sync_data(struct commit_group *g, int fd);
+
+/*
+ * The same for one ledger row, which a group with a journal writes there
+ * instead of flushing the ledger (ledgerfs(8) --sync=journal).
+ */
+int commit_group_sync_row(struct commit_group *g, int fd, bool data_only,
+			  const struct journal_row *row);
+
+/*
+ * Give the group a journal (journal.h; owned from here on): every batch
+ * of rows is made durable by one write and fdatasync of it, and the
+ * ledgers by one syncfs each time it is full.
+ */
+void commit_group_set_journal(struct commit_group *g, struct journal *j);
+
+/*
+ * With a journal, once no append runs any more (a clean stop): every
+ * ledger flushed, and the journal started again, empty.
+ */
+void commit_group_checkpoint(struct commit_group *g);
 
 /* How many flushes and how many waits the group has done (for status). */
 void commit_group_counts(struct commit_group *g, unsigned long long *flushes,

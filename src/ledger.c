@@ -6,6 +6,7 @@
  * before the append returns (ledgerfs-ledger(5) DESCRIPTION, SEALS).
  */
 #include "ledger.h"
+#include "journal.h"
 #include "ledger_int.h"
 
 #include <errno.h>
@@ -17,9 +18,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Same bound the reader enforces: never write what cannot be read back. */
-#define LEDGER_MAX_LINE ((size_t)64 << 20)
 
 /* ledgerfs-ledger(5) PADDING: bytes of zeros written ahead at a time. */
 static long long ledger_pad_bytes;
@@ -48,9 +46,9 @@ void ledger_now(char out[32])
 		 (unsigned)((unsigned long)ts.tv_nsec / 1000u % 1000000u));
 }
 
-/* Write all n bytes: at off, or at the file position when off < 0. */
-static int ledger_put(int fd, const char *buf, size_t n, long long off)
+int ledger_put(int fd, const void *data, size_t n, long long off)
 {
+	const char *buf = data;
 	ssize_t r;
 
 	while (n) {
@@ -116,14 +114,19 @@ static int ledger_write_line(struct ledger *l, const char *line, size_t n)
 }
 
 /*
- * Make what was written durable: 0 or an errno value.  overwrite: the
- * write landed in padding already on disk (ledgerfs-ledger(5) PADDING).
+ * Make the line just written (n bytes with its newline, where the rows
+ * ended) durable: 0 or an errno value.  overwrite: it landed in padding
+ * already on disk (ledgerfs-ledger(5) PADDING).  A group with a journal
+ * writes the line there instead (ledgerfs(8) --sync=journal).
  */
-static int ledger_flush(struct ledger *l, bool overwrite)
+static int ledger_flush(struct ledger *l, const char *line, size_t n,
+			bool overwrite)
 {
+	struct journal_row row = {
+		.case_id = l->case_id, .offset = l->size, .line = line, .n = n};
+
 	if (l->commit)
-		return overwrite ? commit_group_sync_data(l->commit, l->fd)
-				 : commit_group_sync(l->commit, l->fd);
+		return commit_group_sync_row(l->commit, l->fd, overwrite, &row);
 	return fdatasync(l->fd) < 0 ? errno : 0;
 }
 
@@ -187,7 +190,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	err = ledger_flush(l, overwrite);
+	err = ledger_flush(l, line, n + 1, overwrite);
 	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;

@@ -18,6 +18,12 @@
 #include "err.h"
 #include "ratchet.h"
 
+/* A row's bytes at most: written, read back, or journaled. */
+#define LEDGER_MAX_LINE ((size_t)64 << 20)
+
+/* Write all n bytes: at off, or at the file position when off < 0. */
+int ledger_put(int fd, const void *data, size_t n, long long off);
+
 struct ledger;
 
 struct ledger_head {

@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LEDGER_MAX_LINE ((size_t)64 << 20)
 #define LEDGER_READ_BUF ((size_t)4 << 20)
 
 /* The running state of one scan. */

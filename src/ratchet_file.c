@@ -111,23 +111,6 @@ static bool ratchet_slot_whole(const unsigned char s[RATCHET_SLOT])
 	return memcmp(d, s + 64, 32) == 0;
 }
 
-static int ratchet_pwrite(int fd, const unsigned char *buf, size_t n, off_t off)
-{
-	ssize_t w;
-
-	while (n) {
-		w = pwrite(fd, buf, n, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		buf += w;
-		n -= (size_t)w;
-		off += w;
-	}
-	return 0;
-}
-
 /* The file to update: the open one, or a parked file opened again. */
 static int ratchet_fd_get(struct ratchet *r)
 {
@@ -159,14 +142,14 @@ static enum lf_err ratchet_store(struct ratchet *r, unsigned long long epoch,
 		return lf_fail(why, LF_IO, "cannot open the seal key: %s",
 			       strerror(errno));
 	ratchet_encode(r, epoch, key, flags, s);
-	if (ratchet_pwrite(fd, s, sizeof(s), (off_t)idle * RATCHET_SLOT) < 0 ||
+	if (ledger_put(fd, s, sizeof(s), (long long)idle * RATCHET_SLOT) < 0 ||
 	    fdatasync(fd) < 0) {
 		rc = lf_fail(why, LF_IO, "cannot write the seal key: %s",
 			     strerror(errno));
 		goto out;
 	}
-	if (ratchet_pwrite(fd, zero, sizeof(zero),
-			   (off_t)r->slot * RATCHET_SLOT) < 0 ||
+	if (ledger_put(fd, zero, sizeof(zero), (off_t)r->slot * RATCHET_SLOT) <
+		    0 ||
 	    fdatasync(fd) < 0) {
 		rc = lf_fail(why, LF_IO, "cannot wipe the old seal key: %s",
 			     strerror(errno));
@@ -237,8 +220,8 @@ enum lf_err ratchet_create(int dirfd, const char *path,
 	}
 	ratchet_encode(r, 0, r->key, 0, file);
 	if (fchmod(r->fd, 0600) < 0 ||
-	    ratchet_pwrite(r->fd, file, sizeof(file), 0) < 0 ||
-	    fsync(r->fd) < 0 || ledger_sync_parent(dirfd, path) < 0) {
+	    ledger_put(r->fd, file, sizeof(file), 0) < 0 || fsync(r->fd) < 0 ||
+	    ledger_sync_parent(dirfd, path) < 0) {
 		rc = lf_fail(why, LF_IO, "cannot write the seal key %s: %s",
 			     path, strerror(errno));
 		goto fail;
@@ -341,8 +324,8 @@ enum lf_err ratchet_load(int dirfd, const char *path,
 	if (rc != LF_OK)
 		goto fail;
 	/* An update cut short: finish it by wiping the older slot. */
-	if (stale && (ratchet_pwrite(r->fd, zero, sizeof(zero),
-				     (off_t)(1 - r->slot) * RATCHET_SLOT) < 0 ||
+	if (stale && (ledger_put(r->fd, zero, sizeof(zero),
+				 (off_t)(1 - r->slot) * RATCHET_SLOT) < 0 ||
 		      fdatasync(r->fd) < 0)) {
 		rc = lf_fail(why, LF_IO, "cannot wipe the old seal key: %s",
 			     strerror(errno));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "journal.h"
 #include "strmap.h"
 
 struct registry {
@@ -25,7 +26,8 @@ struct registry {
 	struct lf_case **cases;
 	size_t n, cap;
 	struct strmap index;
-	struct commit_group *commit; /* NULL: one fdatasync per append */
+	struct commit_group *commit;   /* NULL: one fdatasync per append */
+	struct journal_report journal; /* what the start found in it */
 };
 
 static const char *registry_key(void *ctx, uint32_t i)
@@ -229,6 +231,10 @@ enum lf_err registry_open(const char *backing_dir,
 			    backing_dir, strerror(errno));
 		goto fail;
 	}
+	/* Rows the last run acknowledged, back in their ledgers first. */
+	e = journal_recover(r->backing_fd, &r->journal, why);
+	if (e != LF_OK)
+		goto fail;
 	e = registry_load_all(r, warn, why);
 	if (e != LF_OK)
 		goto fail;
@@ -251,6 +257,9 @@ void registry_free(struct registry *r)
 	}
 	free(r->cases);
 	strmap_free(&r->index);
+	/* A clean stop leaves the next start no rows to write back. */
+	if (r->commit)
+		commit_group_checkpoint(r->commit);
 	commit_group_free(r->commit);
 	if (r->backing_fd >= 0)
 		close(r->backing_fd);
@@ -273,6 +282,33 @@ const char *registry_group_commit(struct registry *r)
 		case_set_commit(r->cases[i], r->commit);
 	pthread_rwlock_unlock(&r->lock);
 	return r->commit ? fs : NULL;
+}
+
+enum lf_err registry_journal(struct registry *r, unsigned long long size,
+			     struct lf_why *why)
+{
+	struct journal *j;
+	enum lf_err e;
+
+	if (!size) {
+		if (journal_remove(r->backing_fd) < 0)
+			return lf_fail(why, LF_IO, "commit journal: %s",
+				       strerror(errno));
+		return LF_OK;
+	}
+	if (!r->commit)
+		return lf_fail(
+			why, LF_IO,
+			"--sync=journal needs group commit, which this file system does not have");
+	e = journal_open(r->backing_fd, size, r->journal.gen, &j, why);
+	if (e == LF_OK)
+		commit_group_set_journal(r->commit, j);
+	return e;
+}
+
+const struct journal_report *registry_journal_report(const struct registry *r)
+{
+	return &r->journal;
 }
 
 void registry_commit_counts(struct registry *r, unsigned long long *flushes,

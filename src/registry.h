@@ -12,6 +12,7 @@
 #include "case.h"
 #include "chain.h"
 #include "err.h"
+#include "journal.h"
 
 struct registry;
 
@@ -35,6 +36,17 @@ void registry_free(struct registry *r);
  * memory.
  */
 const char *registry_group_commit(struct registry *r);
+
+/*
+ * --sync=journal (size > 0): the group writes every batch of rows to the
+ * commit journal (journal.h) of size bytes.  size 0: remove a journal an
+ * earlier start left, now that its rows are in their ledgers.
+ */
+enum lf_err registry_journal(struct registry *r, unsigned long long size,
+			     struct lf_why *why);
+
+/* What registry_open found in the commit journal (journal_recover). */
+const struct journal_report *registry_journal_report(const struct registry *r);
 /* Rows flushed and flushes done by the group (0/0 without one). */
 void registry_commit_counts(struct registry *r, unsigned long long *flushes,
 			    unsigned long long *waits);

@@ -27,8 +27,9 @@
 #   BENCH_RESTART="100 10000" cases and rows each for the restart figure
 #   BENCH_LEDGERFS_OPTS=      extra daemon options, e.g. "--sync=file"
 #   BENCH_ROUNDS=20           at most this many interleaved rounds per C
-#   BENCH_SIDES="f p t"       f: ledgerfs on disk, p: the same with
-#                             --pad-ledger=1M, t: on tmpfs,
+#   BENCH_SIDES="f p j t"     f: ledgerfs on disk, p: the same with
+#                             --pad-ledger=1M, j: with --sync=journal,
+#                             t: on tmpfs,
 #                             s: the Unix-socket baseline server
 #   BENCH_DIR=/var/tmp        where the disk backing folders live (the
 #                             disk under test); BENCH_KEEP=1 keeps them
@@ -55,7 +56,7 @@ PATH_CALLS=${BENCH_PATH_CALLS:-$(q 100 1000)}
 CONSOLE_CALLS=${BENCH_CONSOLE_CALLS:-$(q 200 2000)}
 RESTART=${BENCH_RESTART:-$(q "10 1000" "100 10000")}
 MAX_ROUNDS=${BENCH_ROUNDS:-$(q 4 20)}
-SIDES=${BENCH_SIDES:-f p t}
+SIDES=${BENCH_SIDES:-f p j t}
 CS=${BENCH_CS:-1 64}
 PARTS=${BENCH_PARTS:-calls memory scale verify paths console restart}
 T=600 # bound on any single step, seconds
@@ -209,6 +210,7 @@ echo "calls per case: C=1 $CALLS_1, C=8 $CALLS_8, C=64 $CALLS_64;" \
 	"mix 1/3 pass (+ result), 1/3 mock (scenario), 1/3 block"
 case " $SIDES " in *" f "*) start_daemon disk "$WORK" ;; esac
 case " $SIDES " in *" p "*) start_daemon pad "$WORK" --pad-ledger=1M ;; esac
+case " $SIDES " in *" j "*) start_daemon jrn "$WORK" --sync=journal ;; esac
 case " $SIDES " in *" t "*) start_daemon shm "$SHM" ;; esac
 case " $SIDES " in *" s "*)
 	mkdir -m 0700 "$WORK/base" "$WORK/base-key" || die mkdir
@@ -229,6 +231,7 @@ side() {
 	case $1 in
 	f) run fuse "$WORK/mnt-disk" "$2" "$3" "f$2-$4-" --out "$WORK/lat-f" ;;
 	p) run fuse "$WORK/mnt-pad" "$2" "$3" "p$2-$4-" --out "$WORK/lat-p" ;;
+	j) run fuse "$WORK/mnt-jrn" "$2" "$3" "j$2-$4-" --out "$WORK/lat-j" ;;
 	t) run fuse "$WORK/mnt-shm" "$2" "$3" "t$2-$4-" --out "$WORK/lat-t" ;;
 	s) run socket "$WORK/base.sock" "$2" "$3" "s$2-$4-" --out "$WORK/lat-s" ;;
 	a | o)
@@ -242,7 +245,7 @@ side() {
 # short rounds (rotating which goes first) and the latencies are pooled;
 # calls/s is all calls over the summed wall time of each side.  At C = 1
 # the two floors run in the same rounds.
-NAMES="f:ledgerfs-disk p:ledgerfs-padded t:ledgerfs-tmpfs s:socket-baseline a:floor-append o:floor-overwrite"
+NAMES="f:ledgerfs-disk p:ledgerfs-padded j:ledgerfs-journal t:ledgerfs-tmpfs s:socket-baseline a:floor-append o:floor-overwrite"
 for C in $CS; do
 	eval N=\$CALLS_$C
 	ROUNDS=$(rounds_for "$N")
@@ -286,7 +289,7 @@ for C in $CS; do
 		fig "cps_${x}_$C" "$cps"
 	done
 done
-for x in disk pad shm; do
+for x in disk pad jrn shm; do
 	mountpoint -q "$WORK/mnt-$x" && stop_daemon $x
 done
 fi
@@ -486,6 +489,14 @@ if [ -n "$p1" ] && [ -n "$t1" ] && [ -n "$o1" ]; then
 	x=$(calc "$p1 / ($o1 + $t1)")
 	echo "  single call p50 with --pad-ledger=1M / (overwrite floor + tmpfs call) = $p1 / ($o1 + $t1) = $x  (<= 1.1: $(verdict "$x <= 1.1"))"
 fi
+j1=$(got p50_j_1)
+if [ -n "$j1" ] && [ -n "$t1" ] && [ -n "$o1" ]; then
+	x=$(calc "$j1 / ($o1 + $t1)")
+	echo "  single call p50 with --sync=journal / (overwrite floor + tmpfs call) = $j1 / ($o1 + $t1) = $x  (<= 1.1: $(verdict "$x <= 1.1"))"
+fi
+j64=$(got cps_j_64)
+[ -n "$j64" ] && [ -n "$(got cps_t_64)" ] &&
+	echo "  64 cases with --sync=journal: $j64 / $(got cps_t_64) = $(calc "$j64 / $(got cps_t_64)")  (>= 0.85: $(verdict "$j64 / $(got cps_t_64) >= 0.85")); p99 $(got p99_j_64) us"
 p64=$(got cps_p_64)
 [ -n "$p64" ] && [ -n "$(got cps_t_64)" ] &&
 	echo "  64 cases with --pad-ledger=1M: $p64 / $(got cps_t_64) = $(calc "$p64 / $(got cps_t_64)")  (>= 0.85: $(verdict "$p64 / $(got cps_t_64) >= 0.85")); p99 $(got p99_p_64) us"

@@ -107,7 +107,7 @@ rule_begin unknown_sync_mode_is_refused
 out=$(timeout 20 "$LEDGERFS" -f --backing="$backing" --key="$key" \
 	--sync=fast "$mnt" 2>&1)
 rule_eq status 2 $?
-rule_has message "$out" "--sync must be group|file, not 'fast'"
+rule_has message "$out" "--sync must be group|file|journal, not 'fast'"
 lf_mounted && rule_fail "mounted anyway"
 rule_end
 lf_finish
