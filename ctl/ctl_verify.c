@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +386,37 @@ static int ctl_open_ledger(const char *path)
 	return fd;
 }
 
+/*
+ * A backing ledger beside a commit journal may lack rows the daemon
+ * acknowledged, until its next start writes them back (ledgerfs(8)
+ * --sync=journal, RESTART): say so, whatever the verdict.
+ */
+static void ctl_note_commit_journal(const char *ledger)
+{
+	char *real = realpath(ledger, NULL), *slash, path[PATH_MAX + 32];
+	struct stat st;
+	int up;
+
+	if (!real)
+		return;
+	/* BACKING/cases/CASE[/ledger.jsonl]: up to BACKING. */
+	up = stat(real, &st) == 0 && S_ISREG(st.st_mode) ? 3 : 2;
+	while (up-- > 0 && (slash = strrchr(real, '/')) && slash != real) {
+		if (up == 0 && strcmp(slash, "/cases") != 0)
+			goto out;
+		*slash = '\0';
+	}
+	if (up < 0) {
+		snprintf(path, sizeof(path), "%s/commit.journal", real);
+		if (stat(path, &st) == 0)
+			fprintf(stderr,
+				"ledgerctl verify: %s is present: rows acknowledged under --sync=journal may reach this ledger only when ledgerfs next starts\n",
+				path);
+	}
+out:
+	free(real);
+}
+
 int ctl_verify_main(int argc, char **argv)
 {
 	struct stat mst;
@@ -471,6 +503,7 @@ int ctl_verify_main(int argc, char **argv)
 	}
 	if (!have_key && !seal_path)
 		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
+	ctl_note_commit_journal(ledger);
 	fd = ctl_open_ledger(ledger);
 	if (fd < 0) {
 		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",

@@ -69,6 +69,9 @@ summary build/plain-check.log "plain" || rc=1
 
 echo "== short soak: kill -9 and power cuts under load (scripts/soak.sh)"
 SOAK_TRIALS=2 LEDGERFS_BUILD="$top/build/plain" "$top/scripts/soak.sh" || rc=1
+echo "== short soak with --sync=journal: the commit journal written back after power cuts"
+SOAK_TRIALS=2 SOAK_DAEMON_OPTS="--sync=journal --journal-size=1M" \
+	LEDGERFS_BUILD="$top/build/plain" "$top/scripts/soak.sh" || rc=1
 
 echo "== sanitizer build (ASan + UBSan): make check"
 build build/asan --enable-werror --enable-sanitizers $dirs

@@ -66,6 +66,8 @@ rule_begin acknowledged_rows_lost_from_a_ledger_are_written_back_at_start
 lf_kill9
 drop_rows A 3
 rule_eq "rows left" 4 "$(lf_rows A)"
+rule_has "verify before the start says why rows may be missing" \
+	"$(lf_verify A 2>&1)" "commit.journal is present: rows acknowledged under --sync=journal"
 : >"$work/daemon.err"
 lf_start --sync=journal --journal-size=256K
 rule_has "start line" "$(cat "$work/daemon.err")" \
