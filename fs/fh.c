@@ -65,7 +65,15 @@ struct lfs_fh {
 	bool keep_replies;
 	char *rep;
 	size_t rep_len, rep_pos;
+	struct lfs_fh *prev_open, *next_open; /* fh_open_list */
 };
+
+/*
+ * Every open handle.  A stop (SIGTERM) ends the loop before the kernel's
+ * RELEASE of files just closed is read: those are freed at the end.
+ */
+static pthread_mutex_t fh_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lfs_fh *fh_open_list;
 
 static struct lfs_fh *fh_of(struct fuse_file_info *fi)
 {
@@ -208,6 +216,12 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 	}
 	fh->keep_replies = n.kind == N_REQUEST && acc == O_RDWR;
 	fh->charged = tree_info(n.kind)->line_input && n.kind != N_CTL;
+	pthread_mutex_lock(&fh_open_lock);
+	fh->next_open = fh_open_list;
+	if (fh_open_list)
+		fh_open_list->prev_open = fh;
+	fh_open_list = fh;
+	pthread_mutex_unlock(&fh_open_lock);
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
@@ -571,11 +585,8 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 	return rc;
 }
 
-int lfs_fh_release(const char *path, struct fuse_file_info *fi)
+static void fh_free(struct lfs_fh *fh)
 {
-	struct lfs_fh *fh = fh_of(fi);
-
-	(void)path;
 	pthread_mutex_destroy(&fh->lock);
 	if (fh->n.kind == N_SEAL_KEY && fh->snap)
 		explicit_bzero(fh->snap, fh->snap_len);
@@ -586,5 +597,35 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi)
 		free(fh->buf);
 	free(fh->rep);
 	free(fh);
+}
+
+int lfs_fh_release(const char *path, struct fuse_file_info *fi)
+{
+	struct lfs_fh *fh = fh_of(fi);
+
+	(void)path;
+	pthread_mutex_lock(&fh_open_lock);
+	if (fh->prev_open)
+		fh->prev_open->next_open = fh->next_open;
+	else
+		fh_open_list = fh->next_open;
+	if (fh->next_open)
+		fh->next_open->prev_open = fh->prev_open;
+	pthread_mutex_unlock(&fh_open_lock);
+	fh_free(fh);
 	return 0;
+}
+
+void lfs_fh_free_all(void)
+{
+	struct lfs_fh *fh;
+
+	pthread_mutex_lock(&fh_open_lock);
+	while ((fh = fh_open_list)) {
+		fh_open_list = fh->next_open;
+		/* No request runs: no budget to give back, no context to ask. */
+		fh->charged = false;
+		fh_free(fh);
+	}
+	pthread_mutex_unlock(&fh_open_lock);
 }

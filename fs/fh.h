@@ -16,6 +16,8 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 		 struct fuse_file_info *fi);
 int lfs_fh_flush(const char *path, struct fuse_file_info *fi);
 int lfs_fh_release(const char *path, struct fuse_file_info *fi);
+/* After the loop: free the files still open (their RELEASE never came). */
+void lfs_fh_free_all(void);
 
 /*
  * The size a read-only file reports to stat (ledgerfs(8) THE VIEW), so

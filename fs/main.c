@@ -26,6 +26,7 @@
 #include "backing.h"
 #include "case_ckpt.h"
 #include "chain.h"
+#include "fh.h"
 #include "hostexec.h"
 #include "ledger.h"
 #include "ops.h"
@@ -625,6 +626,7 @@ int main(int argc, char *argv[])
 	mounted = false; /* lfs_serve unmounts */
 	rc = lfs_serve(fuse, &fo, mnt, &ctx, hsock, o.user != NULL);
 	hsock = -1;
+	lfs_fh_free_all();
 	report_commits(ctx.reg);
 	registry_free(ctx.reg);
 out:
