@@ -363,6 +363,20 @@ enum lf_err journal_open(int backing_fd, unsigned long long size,
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	j->size = size;
 	j->gen = gen;
+	/*
+	 * No generation read (no file, or its first entry torn): start from
+	 * a random one, so entries an older file left behind its new ones
+	 * are never of the same generation.
+	 */
+	if (!gen) {
+		if (chain_random((unsigned char *)&j->gen, sizeof(j->gen)) <
+		    0) {
+			free(j);
+			return lf_fail(why, LF_IO,
+				       "no randomness for the journal");
+		}
+		j->gen >>= 1; /* room to count up */
+	}
 	j->fd = openat(backing_fd, JOURNAL_FILE,
 		       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
 			       O_NONBLOCK,

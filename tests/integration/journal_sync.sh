@@ -137,6 +137,30 @@ rule_hasnt "start line" "$(cat "$work/daemon.err")" "commit journal"
 lf_verify T >/dev/null 2>&1 || rule_fail "T does not verify"
 rule_end
 
+rule_begin a_journal_read_as_nothing_starts_a_fresh_generation
+# A journal whose first entry is torn reads as nothing.  Right behind the
+# new marker (64 bytes) lies a whole entry of generation 1, for no case:
+# a start that counted from 0 would take it for one of its own.
+lf_stop
+python3 - "$J" <<'PY'
+import hashlib, struct, sys
+name, line = b"ghost", b'{"row":1}\n'
+head = b"LFJ1" + struct.pack("<IQQHHI", 32 + len(name) + len(line) + 32, 1, 0,
+                             len(name), 0, len(line))
+entry = head + name + line
+entry += hashlib.sha256(entry).digest()
+torn = b"LFJ1" + b"\xff" * 60
+data = torn + entry
+open(sys.argv[1], "wb").write(data + b"\0" * (262144 - len(data)))
+PY
+: >"$work/daemon.err"
+lf_start --sync=journal --journal-size=256K
+lf_kill9
+lf_start --sync=journal --journal-size=256K
+rule_hasnt "start line" "$(cat "$work/daemon.err")" "commit journal"
+lf_verify T >/dev/null 2>&1 || rule_fail "T does not verify"
+rule_end
+
 rule_begin journal_and_pad_ledger_are_refused_together
 lf_stop
 out=$(timeout 20 "$LEDGERFS" -f --backing="$backing" --key="$key" \
