@@ -46,6 +46,13 @@ int ctl_read_key(const char *cmd, const char *path,
 		 unsigned char key[CHAIN_KEY_BYTES]);
 
 /*
+ * PATH a backing ledger or case folder beside a commit journal: say on
+ * stderr, as "ledgerctl CMD: ...", that it may lack rows the daemon
+ * acknowledged until its next start (ledgerfs(8) --sync=journal).
+ */
+void ctl_note_commit_journal(const char *cmd, const char *path);
+
+/*
  * export CASE FILE.tar [--backing DIR] [--key FILE] (ctl/ctl_export.c):
  * 0 written, 1 the ledger does not verify (nothing written), 2 usage/IO.
  */

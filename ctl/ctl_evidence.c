@@ -302,6 +302,7 @@ static int load_events(const struct ev_args *a, json_t **events)
 			a->ledger, strerror(errno));
 		goto out;
 	}
+	ctl_note_commit_journal(a->cmd, a->ledger);
 	if (S_ISREG(st.st_mode)) {
 		rc = load_keyed(a, fd, NULL, &rows);
 	} else if (!S_ISDIR(st.st_mode)) {

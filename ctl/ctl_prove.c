@@ -128,7 +128,7 @@ int ctl_prove_main(int argc, char **argv)
 	text = prove_read_ckpt("prove", ckpt, &cp);
 	if (!text)
 		return 2;
-	fd = ctl_tree_open(folder);
+	fd = ctl_tree_open("prove", folder);
 	if (fd < 0) {
 		fprintf(stderr, "ledgerctl prove: %s: %s\n", folder,
 			strerror(errno));
@@ -209,7 +209,7 @@ int ctl_consistency_main(int argc, char **argv)
 			     sizeof(folder));
 		ledger = folder;
 	}
-	fd = ctl_tree_open(ledger);
+	fd = ctl_tree_open("consistency", ledger);
 	if (fd < 0) {
 		fprintf(stderr, "ledgerctl consistency: %s: %s\n", ledger,
 			strerror(errno));

@@ -22,13 +22,14 @@
 #include "ledger.h"
 #include "ledger_hashes.h"
 
-int ctl_tree_open(const char *path)
+int ctl_tree_open(const char *cmd, const char *path)
 {
 	struct stat st;
 	int dirfd, fd;
 
 	if (stat(path, &st) < 0)
 		return -1;
+	ctl_note_commit_journal(cmd, path);
 	if (!S_ISDIR(st.st_mode))
 		return open(path, O_RDONLY | O_CLOEXEC);
 	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -25,7 +25,7 @@ struct ctl_tree {
  * or a mounted case folder (a snapshot of its `ledger`).  The fd, or -1
  * (errno).
  */
-int ctl_tree_open(const char *path);
+int ctl_tree_open(const char *cmd, const char *path);
 
 /*
  * Check fd's chain (no key: MACs are not checked) and read its leaves

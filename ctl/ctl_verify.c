@@ -386,12 +386,8 @@ static int ctl_open_ledger(const char *path)
 	return fd;
 }
 
-/*
- * A backing ledger beside a commit journal may lack rows the daemon
- * acknowledged, until its next start writes them back (ledgerfs(8)
- * --sync=journal, RESTART): say so, whatever the verdict.
- */
-static void ctl_note_commit_journal(const char *ledger)
+/* Whatever the verdict: the reader learns why rows may be missing. */
+void ctl_note_commit_journal(const char *cmd, const char *ledger)
 {
 	char *real = realpath(ledger, NULL), *slash, path[PATH_MAX + 32];
 	struct stat st;
@@ -410,8 +406,8 @@ static void ctl_note_commit_journal(const char *ledger)
 		snprintf(path, sizeof(path), "%s/commit.journal", real);
 		if (stat(path, &st) == 0)
 			fprintf(stderr,
-				"ledgerctl verify: %s is present: rows acknowledged under --sync=journal may reach this ledger only when ledgerfs next starts\n",
-				path);
+				"ledgerctl %s: %s is present: rows acknowledged under --sync=journal may reach this ledger only when ledgerfs next starts\n",
+				cmd, path);
 	}
 out:
 	free(real);
@@ -503,7 +499,7 @@ int ctl_verify_main(int argc, char **argv)
 	}
 	if (!have_key && !seal_path)
 		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
-	ctl_note_commit_journal(ledger);
+	ctl_note_commit_journal("verify", ledger);
 	fd = ctl_open_ledger(ledger);
 	if (fd < 0) {
 		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",

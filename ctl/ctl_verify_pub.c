@@ -250,7 +250,7 @@ int ctl_verify_pub_main(int argc, char **argv)
 		if (rc)
 			goto out;
 	} else {
-		fd = ctl_tree_open(ledger);
+		fd = ctl_tree_open("verify", ledger);
 	}
 	if (fd < 0) {
 		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",

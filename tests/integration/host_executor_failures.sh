@@ -11,11 +11,7 @@
 lf_setup
 lf_start
 
-tools=$work/tools
-run=$work/run
-mkdir "$tools" "$run"
-chmod 0755 "$tools"
-chmod 1777 "$run"
+lf_executor_dirs
 mk() { # NAME MODE BODY: an executor script in $tools
 	printf '#!/bin/sh\ncat >/dev/null\n%s\n' "$3" >"$tools/$1"
 	chmod "$2" "$tools/$1"

@@ -9,11 +9,7 @@
 lf_setup
 lf_start
 
-tools=$work/tools
-run=$work/run
-mkdir "$tools" "$run"
-chmod 0755 "$tools"
-chmod 1777 "$run"
+lf_executor_dirs
 printf '#!/bin/sh\ncat >/dev/null\nmktemp %s/started.XXXXXX >/dev/null\nwhile [ ! -e %s/release ]; do sleep 0.05; done\necho "{\\"released\\":true}"\n' \
 	"$run" "$run" >"$tools/gate"
 chmod 0755 "$tools/gate"

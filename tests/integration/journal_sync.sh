@@ -9,6 +9,13 @@
 lf_setup
 J=$backing/commit.journal
 
+# start_journal: a daemon with a small journal, its start line alone in
+# daemon.err.
+start_journal() {
+	: >"$work/daemon.err"
+	lf_start --sync=journal --journal-size=256K
+}
+
 # calls C FROM TO: calls cFROM..cTO of case C, each acknowledged.
 calls() {
 	_i=$2
@@ -54,7 +61,7 @@ PY
 }
 
 rule_begin journal_mode_makes_rows_durable_in_one_file_of_fixed_size
-lf_start --sync=journal --journal-size=256K
+start_journal
 lf_open_reg A
 calls A 1 5
 rule_eq "journal size" 262144 "$(stat -c %s "$J")"
@@ -68,8 +75,15 @@ drop_rows A 3
 rule_eq "rows left" 4 "$(lf_rows A)"
 rule_has "verify before the start says why rows may be missing" \
 	"$(lf_verify A 2>&1)" "commit.journal is present: rows acknowledged under --sync=journal"
-: >"$work/daemon.err"
-lf_start --sync=journal --journal-size=256K
+rule_has "so does evidence" \
+	"$("$LEDGERCTL" evidence "$backing/cases/A" --key "$key" 2>&1 >/dev/null)" \
+	"ledgerctl evidence: $(cd "$backing" && pwd -P)/commit.journal is present"
+"$LEDGERCTL" pubkey --key "$key" >"$work/vkey" 2>/dev/null ||
+	rule_fail "no verifier key"
+rule_has "and public verification" \
+	"$("$LEDGERCTL" verify --pubkey="$work/vkey" "$backing/cases/A" 2>&1 >/dev/null)" \
+	"ledgerctl verify: $(cd "$backing" && pwd -P)/commit.journal is present"
+start_journal
 rule_has "start line" "$(cat "$work/daemon.err")" \
 	"commit journal: 6 rows of the last run, 3 written back into their ledgers, 0 skipped"
 rule_eq "rows" 7 "$(lf_rows A)"
@@ -94,8 +108,7 @@ lf_kill9
 first=$(journal_rows B | head -1)
 [ -n "$first" ] && [ "$first" -gt 2 ] || rule_fail "no row of B in this generation"
 drop_rows B $((504 - first))
-: >"$work/daemon.err"
-lf_start --sync=journal --journal-size=256K
+start_journal
 rule_has "start line" "$(cat "$work/daemon.err")" \
 	"the ledger does not end in the row it follows"
 rule_eq "B's rows" $((first - 2)) "$(lf_rows B)"
@@ -127,12 +140,10 @@ rule_end
 
 rule_begin a_clean_stop_leaves_no_rows_to_write_back
 lf_stop
-: >"$work/daemon.err"
-lf_start --sync=journal --journal-size=256K
+start_journal
 lf_call T c6 lookup_a >/dev/null || rule_fail "c6 not acknowledged"
 lf_stop || rule_fail "daemon had to be killed"
-: >"$work/daemon.err"
-lf_start --sync=journal --journal-size=256K
+start_journal
 rule_hasnt "start line" "$(cat "$work/daemon.err")" "commit journal"
 lf_verify T >/dev/null 2>&1 || rule_fail "T does not verify"
 rule_end
@@ -153,10 +164,9 @@ torn = b"LFJ1" + b"\xff" * 60
 data = torn + entry
 open(sys.argv[1], "wb").write(data + b"\0" * (262144 - len(data)))
 PY
-: >"$work/daemon.err"
-lf_start --sync=journal --journal-size=256K
+start_journal
 lf_kill9
-lf_start --sync=journal --journal-size=256K
+start_journal
 rule_hasnt "start line" "$(cat "$work/daemon.err")" "commit journal"
 lf_verify T >/dev/null 2>&1 || rule_fail "T does not verify"
 rule_end

@@ -260,6 +260,16 @@ lf_open_reg() {
 	lf_open "$@" && lf_register "$1"
 }
 
+# lf_executor_dirs: $tools (0755, root's: executors must be) and $run
+# (1777: whichever user an executor runs as can leave its marks there).
+lf_executor_dirs() {
+	tools=$work/tools
+	run=$work/run
+	mkdir "$tools" "$run"
+	chmod 0755 "$tools"
+	chmod 1777 "$run"
+}
+
 # lf_open_host_echo C: open and register case C whose one tool,
 # echo_args, the host runs (ledgerfs-policy(5) HOST EXECUTORS); it returns
 # {"by":"host","got":ARGS}.
