@@ -1,207 +1,339 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ledger_hashes.c - chain hashes of ledger lines computed ahead on helper
- * threads, so that `ledgerctl verify` hashes each line's chain link and
- * its MAC at the same time on two processors (ledgerctl(1) verify).
- * Helper k of H takes lines n - 1 - k, n - 1 - k - H, ... of a batch
- * of n; each line is claimed before it is worked on, so the reader, going
- * forward, does the lines no helper has taken yet itself, and waits only
- * for a line a helper is working on.
+ * ledger_hashes.c - a ledger read ahead in chunks (see ledger_hashes.h).
+ *
+ * Every thread, the reader's too, takes the next chunk nobody has taken,
+ * reads it with its own pread, splits it into lines and works each line
+ * out.  The reader takes the chunks back in the file's order; while the
+ * one it needs is still being worked out by a helper, it works out a
+ * later one itself instead of waiting.  At most two chunks a thread are
+ * read ahead, so memory stays a few megabytes whatever the ledger's size.
+ * Nothing is shared between threads while a chunk is worked out: no
+ * thread waits on another except for a whole chunk.
  */
 #include "ledger_hashes.h"
 
-#include <sched.h>
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ledger.h"
 
 static atomic_uint ledger_verify_threads = 1;
-
-/* Below this many lines a batch is hashed in the reader's thread. */
-#define LEDGER_HASHES_MIN_LINES 64
+static atomic_size_t ledger_chunk_bytes = (size_t)256 << 10;
 
 void ledger_verify_set_threads(unsigned n)
 {
 	if (n < 1)
 		n = 1;
-	if (n > LEDGER_HASHES_MAX_HELPERS + 1)
-		n = LEDGER_HASHES_MAX_HELPERS + 1;
+	if (n > LEDGER_HASHES_MAX_THREADS)
+		n = LEDGER_HASHES_MAX_THREADS;
 	atomic_store(&ledger_verify_threads, n);
 }
 
-int ledger_hashes_init(struct ledger_hashes *hs, ledger_hashes_prep prep,
-		       size_t slot_size)
+void ledger_hashes_set_chunk(size_t bytes)
 {
-	memset(hs, 0, sizeof(*hs));
-	/* A process that verifies on one thread needs no batch memory. */
-	hs->line = &hs->one;
-	hs->cap = 1;
-	if (atomic_load(&ledger_verify_threads) < 2)
-		return 0;
-	hs->cap = LEDGER_HASHES_BATCH;
-	hs->prep = prep;
-	hs->slot_size = prep ? slot_size : 0;
-	hs->line = malloc(LEDGER_HASHES_BATCH * sizeof(*hs->line));
-	if (hs->slot_size)
-		hs->slots = malloc(LEDGER_HASHES_BATCH * hs->slot_size);
-	hs->mac = chain_mac_new();
-	if (!hs->line || (hs->slot_size && !hs->slots) || !hs->mac) {
-		ledger_hashes_free(hs);
-		return -1;
+	atomic_store(&ledger_chunk_bytes, bytes < 4096 ? 4096 : bytes);
+}
+
+/*
+ * Read up to want more bytes after what c holds, never past the size
+ * reading began with.  0, or -1 when a read fails or the file has
+ * shrunk (the reader, going on alone, says which).
+ */
+static int ledger_chunk_read(const struct ledger_hashes *hs,
+			     struct ledger_hashes_chunk *c, size_t want)
+{
+	long long left = hs->size - (c->at + (long long)c->len);
+	ssize_t r;
+
+	if ((long long)want > left)
+		want = (size_t)left;
+	if (c->len + want > c->cap) {
+		char *nb = realloc(c->buf, c->len + want);
+
+		if (!nb)
+			return -1;
+		c->buf = nb;
+		c->cap = c->len + want;
+	}
+	while (want) {
+		r = pread(hs->fd, c->buf + c->len, want,
+			  (off_t)(c->at + (long long)c->len));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		c->len += (size_t)r;
+		want -= (size_t)r;
 	}
 	return 0;
 }
 
-void ledger_hashes_free(struct ledger_hashes *hs)
+/* One more line at buf offset pos, n bytes.  0, or -1 out of memory. */
+static int ledger_chunk_add(const struct ledger_hashes *hs,
+			    struct ledger_hashes_chunk *c, size_t pos, size_t n)
 {
-	ledger_hashes_end(hs);
-	if (hs->line != &hs->one)
-		free(hs->line);
-	free(hs->slots);
-	chain_mac_free(hs->mac);
-	hs->mac = NULL;
-	explicit_bzero(hs->key, sizeof(hs->key));
-	hs->line = NULL;
-	hs->slots = NULL;
-}
+	if (c->n == c->line_cap) {
+		size_t cap = c->line_cap ? c->line_cap * 2 : 1024;
+		struct ledger_hashes_line *nl =
+			realloc(c->line, cap * sizeof(*nl));
+		unsigned char *ns;
 
-/* Work out line i, if nobody has claimed it.  1 when this thread did. */
-static int ledger_hashes_do(struct ledger_hashes *hs, size_t i,
-			    struct chain_mac *m)
-{
-	struct ledger_hashes_line *l = &hs->line[i];
-	int free_state = LEDGER_LINE_FREE;
-
-	if (!atomic_compare_exchange_strong_explicit(
-		    &l->state, &free_state, LEDGER_LINE_TAKEN,
-		    memory_order_acquire, memory_order_relaxed))
-		return 0;
-	if (hs->prep)
-		hs->prep(hs->slots + i * hs->slot_size, l->s, l->n,
-			 hs->keyed && m ? hs->key : NULL, m, hs->prep_ctx);
-	chain_sha256_hex(l->s, l->n, l->hex);
-	atomic_store_explicit(&l->state, LEDGER_LINE_DONE,
-			      memory_order_release);
-	return 1;
+		if (!nl)
+			return -1;
+		c->line = nl;
+		if (hs->slot_size) {
+			ns = realloc(c->slots, cap * hs->slot_size);
+			if (!ns)
+				return -1;
+			c->slots = ns;
+		}
+		c->line_cap = cap;
+	}
+	/* Pointers are set once the buffer stops moving. */
+	c->line[c->n].s = NULL;
+	c->line[c->n].n = n;
+	c->line[c->n].off = c->at + (long long)pos;
+	c->n++;
+	return 0;
 }
 
 /*
- * Helpers work from the end of the batch towards the reader, who works
- * from its start: they meet once, instead of the reader catching up with
- * a helper line after line.  A line already claimed was claimed by the
- * reader (the stripes are disjoint), and so was every line before it.
+ * Split chunk k into the lines that start in it and end before the size
+ * reading began with.  0, or -1: what was found before stays, and the
+ * chunk is marked failed so that nothing after it is taken.
  */
+static int ledger_chunk_split(struct ledger_hashes *hs,
+			      struct ledger_hashes_chunk *c, size_t k)
+{
+	long long start = (long long)k * (long long)hs->chunk;
+	long long lim = start + (long long)hs->chunk;
+	size_t pos = 0, from, more;
+	const char *nl;
+
+	/* From start - 1: a newline there means a line starts at start. */
+	c->at = k ? start - 1 : 0;
+	if (ledger_chunk_read(hs, c, (size_t)(lim - c->at) + 4096) < 0)
+		return -1;
+	if (k) {
+		size_t span = (size_t)(lim - 1 - c->at);
+
+		nl = memchr(c->buf, '\n', span < c->len ? span : c->len);
+		if (!nl)
+			return 0; /* inside one long line */
+		pos = (size_t)(nl - c->buf) + 1;
+	}
+	from = pos;
+	while (c->at + (long long)pos < lim) {
+		nl = memchr(c->buf + from, '\n', c->len - from);
+		if (nl) {
+			if (ledger_chunk_add(hs, c, pos,
+					     (size_t)(nl - c->buf) - pos) < 0)
+				return -1;
+			pos = from = (size_t)(nl - c->buf) + 1;
+			continue;
+		}
+		/* A line not ended in what was read: read on, twice as far. */
+		if (c->at + (long long)c->len >= hs->size ||
+		    c->len - pos > LEDGER_MAX_LINE)
+			break;
+		from = c->len;
+		more = c->len > hs->chunk ? c->len : hs->chunk;
+		if (ledger_chunk_read(hs, c, more) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Work out chunk k into c: its lines, then each line's prep and hash. */
+static void ledger_chunk_fill(struct ledger_hashes *hs,
+			      struct ledger_hashes_chunk *c, size_t k,
+			      struct chain_mac *m)
+{
+	const unsigned char *key = hs->key && m ? hs->key : NULL;
+	struct ledger_hashes_line *l;
+	size_t i;
+
+	c->n = 0;
+	c->len = 0;
+	c->failed = ledger_chunk_split(hs, c, k) < 0;
+	for (i = 0; i < c->n; i++) {
+		l = &c->line[i];
+		l->s = c->buf + (l->off - c->at);
+		if (hs->prep)
+			hs->prep(c->slots + i * hs->slot_size, l->s, l->n, key,
+				 m, hs->prep_ctx);
+		chain_sha256_hex(l->s, l->n, l->hex);
+	}
+}
+
+/* Can a thread take the next chunk?  Under the lock. */
+static bool ledger_hashes_can_take(const struct ledger_hashes *hs)
+{
+	return !hs->stop && hs->claimed < hs->nchunks &&
+	       hs->claimed < hs->done + hs->nslots;
+}
+
+/* Take the next chunk and work it out.  Called and returns locked. */
+static void ledger_hashes_work(struct ledger_hashes *hs, struct chain_mac *m)
+{
+	size_t k = hs->claimed++;
+	struct ledger_hashes_chunk *c = &hs->ring[k % hs->nslots];
+
+	/* Its slot is free: chunk k - nslots has been given back. */
+	c->k = k;
+	c->state = LEDGER_CHUNK_TAKEN;
+	pthread_mutex_unlock(&hs->lock);
+	ledger_chunk_fill(hs, c, k, m);
+	pthread_mutex_lock(&hs->lock);
+	c->state = LEDGER_CHUNK_READY;
+	pthread_cond_broadcast(&hs->cond);
+}
+
 static void *ledger_hashes_run(void *arg)
 {
-	struct ledger_hashes_helper *h = arg;
-	struct ledger_hashes *hs = h->hs;
-	struct chain_mac *m = hs->keyed ? chain_mac_new() : NULL;
-	size_t k;
+	struct ledger_hashes *hs = arg;
+	struct chain_mac *m = hs->key ? chain_mac_new() : NULL;
 
-	for (k = h->idx; k < hs->n; k += hs->helpers) {
-		if (atomic_load_explicit(&hs->stop, memory_order_relaxed) ||
-		    !ledger_hashes_do(hs, hs->n - 1 - k, m))
+	pthread_mutex_lock(&hs->lock);
+	for (;;) {
+		while (!hs->stop && hs->claimed < hs->nchunks &&
+		       !ledger_hashes_can_take(hs))
+			pthread_cond_wait(&hs->cond, &hs->lock);
+		if (!ledger_hashes_can_take(hs))
 			break;
+		ledger_hashes_work(hs, m);
 	}
+	pthread_mutex_unlock(&hs->lock);
 	chain_mac_free(m);
 	return NULL;
 }
 
-void ledger_hashes_set_key(struct ledger_hashes *hs, const unsigned char *key)
+int ledger_hashes_start(struct ledger_hashes *hs, int fd,
+			ledger_hashes_prep prep, size_t slot_size,
+			const void *ctx, const unsigned char *key)
 {
-	hs->keyed = key != NULL;
-	if (key)
-		memcpy(hs->key, key, CHAIN_KEY_BYTES);
+	unsigned threads = atomic_load(&ledger_verify_threads), i;
+	size_t chunk = atomic_load(&ledger_chunk_bytes);
+	struct stat sb;
+
+	memset(hs, 0, sizeof(*hs));
+	/* Below two chunks, threads would cost more than they save. */
+	if (threads < 2 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size < 2 * (long long)chunk)
+		return 0;
+	hs->fd = fd;
+	hs->size = sb.st_size;
+	hs->chunk = chunk;
+	hs->nchunks =
+		(size_t)((hs->size + (long long)chunk - 1) / (long long)chunk);
+	hs->nslots = 2 * threads;
+	hs->prep = prep;
+	hs->slot_size = prep ? slot_size : 0;
+	hs->prep_ctx = ctx;
+	hs->key = key;
+	if (key && !(hs->mac = chain_mac_new()))
+		return -1;
+	if (pthread_mutex_init(&hs->lock, NULL) != 0) {
+		chain_mac_free(hs->mac);
+		return -1;
+	}
+	if (pthread_cond_init(&hs->cond, NULL) != 0) {
+		pthread_mutex_destroy(&hs->lock);
+		chain_mac_free(hs->mac);
+		return -1;
+	}
+	/* A helper that does not start leaves its chunks to the others. */
+	for (i = 0; i + 1 < threads; i++)
+		if (pthread_create(&hs->tid[hs->helpers], NULL,
+				   ledger_hashes_run, hs) == 0)
+			hs->helpers++;
+	return 1;
 }
 
-size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
-			   const char *q, const char *end)
+/* Give c back.  Under the lock. */
+static void ledger_hashes_free_slot(struct ledger_hashes *hs,
+				    struct ledger_hashes_chunk *c)
 {
-	unsigned want = atomic_load(&ledger_verify_threads) - 1, i;
-	const char *nl;
+	c->state = LEDGER_CHUNK_FREE;
+	hs->done++;
+	pthread_cond_broadcast(&hs->cond);
+}
 
-	hs->n = 0;
-	hs->next = 0;
-	hs->helpers = 0;
-	while (hs->n < hs->cap && (nl = memchr(q, '\n', (size_t)(end - q)))) {
-		hs->line[hs->n].s = p;
-		hs->line[hs->n].n = (size_t)(nl - p);
-		atomic_store_explicit(&hs->line[hs->n].state, LEDGER_LINE_FREE,
-				      memory_order_relaxed);
-		hs->n++;
-		p = q = nl + 1;
-	}
-	if (want == 0 || !hs->line || hs->n < LEDGER_HASHES_MIN_LINES)
-		return hs->n;
-	atomic_store(&hs->stop, 0);
-	for (i = 0; i < want; i++) {
-		struct ledger_hashes_helper *h = &hs->h[i];
+const struct ledger_hashes_chunk *ledger_hashes_take(struct ledger_hashes *hs,
+						     long long expect)
+{
+	struct ledger_hashes_chunk *c;
 
-		h->hs = hs;
-		h->idx = i;
-		h->running = 0;
-	}
-	/* helpers is read by the threads: set it before any starts. */
-	hs->helpers = want;
-	for (i = 0; i < want; i++) {
-		if (pthread_create(&hs->h[i].tid, NULL, ledger_hashes_run,
-				   &hs->h[i]) != 0)
+	pthread_mutex_lock(&hs->lock);
+	for (;;) {
+		if (hs->stop || hs->done >= hs->nchunks) {
+			c = NULL;
 			break;
-		hs->h[i].running = 1;
+		}
+		c = &hs->ring[hs->done % hs->nslots];
+		if (hs->claimed == hs->done) {
+			/* Nobody has it: work it out here. */
+			ledger_hashes_work(hs, hs->mac);
+			continue;
+		}
+		if (c->state == LEDGER_CHUNK_READY) {
+			/* Lines found before a failure still count. */
+			if (c->n && c->line[0].off == expect)
+				break;
+			if (!c->n && !c->failed) {
+				ledger_hashes_free_slot(hs, c);
+				continue;
+			}
+			/* Not the next line: the reader goes on alone. */
+			c = NULL;
+			break;
+		}
+		/* A helper is on it: work out a later chunk meanwhile. */
+		if (ledger_hashes_can_take(hs)) {
+			ledger_hashes_work(hs, hs->mac);
+			continue;
+		}
+		pthread_cond_wait(&hs->cond, &hs->lock);
 	}
-	if (i < want) {
-		/* No thread for every stripe: hash the batch here instead. */
-		ledger_hashes_end(hs);
-		hs->helpers = 0;
+	if (!c || c->failed) {
+		/* Nothing after this chunk is read ahead. */
+		hs->stop = true;
+		pthread_cond_broadcast(&hs->cond);
 	}
-	return hs->n;
+	pthread_mutex_unlock(&hs->lock);
+	return c;
 }
 
-/* Line i done: by this thread if no helper has taken it, else awaited. */
-static void ledger_hashes_wait(struct ledger_hashes *hs, size_t i)
+void ledger_hashes_give_back(struct ledger_hashes *hs,
+			     const struct ledger_hashes_chunk *c)
 {
-	size_t spins = 0;
-
-	if (ledger_hashes_do(hs, i, hs->mac))
-		return;
-	while (atomic_load_explicit(&hs->line[i].state, memory_order_acquire) !=
-	       LEDGER_LINE_DONE) {
-		if (++spins > 64)
-			sched_yield();
-	}
+	pthread_mutex_lock(&hs->lock);
+	ledger_hashes_free_slot(hs, &hs->ring[c->k % hs->nslots]);
+	pthread_mutex_unlock(&hs->lock);
 }
 
-const void *ledger_hashes_slot(struct ledger_hashes *hs, const char *s)
-{
-	size_t i = hs->next;
-
-	if (!hs->helpers || !hs->slots || i >= hs->n || hs->line[i].s != s)
-		return NULL;
-	ledger_hashes_wait(hs, i);
-	return hs->slots + i * hs->slot_size;
-}
-
-void ledger_hashes_next(struct ledger_hashes *hs, const char *s, size_t n,
-			char out[CHAIN_HEX_LEN + 1])
-{
-	size_t i = hs->next++;
-
-	if (!hs->helpers || i >= hs->n || hs->line[i].s != s) {
-		chain_sha256_hex(s, n, out);
-		return;
-	}
-	ledger_hashes_wait(hs, i);
-	memcpy(out, hs->line[i].hex, CHAIN_HEX_LEN + 1);
-}
-
-void ledger_hashes_end(struct ledger_hashes *hs)
+void ledger_hashes_stop(struct ledger_hashes *hs)
 {
 	unsigned i;
 
-	atomic_store(&hs->stop, 1);
+	pthread_mutex_lock(&hs->lock);
+	hs->stop = true;
+	pthread_cond_broadcast(&hs->cond);
+	pthread_mutex_unlock(&hs->lock);
 	for (i = 0; i < hs->helpers; i++)
-		if (hs->h[i].running) {
-			pthread_join(hs->h[i].tid, NULL);
-			hs->h[i].running = 0;
-		}
-	hs->helpers = 0;
+		pthread_join(hs->tid[i], NULL);
+	for (i = 0; i < hs->nslots; i++) {
+		free(hs->ring[i].buf);
+		free(hs->ring[i].line);
+		free(hs->ring[i].slots);
+	}
+	chain_mac_free(hs->mac);
+	pthread_cond_destroy(&hs->cond);
+	pthread_mutex_destroy(&hs->lock);
+	memset(hs, 0, sizeof(*hs));
 }

@@ -1,119 +1,123 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ledger_hashes.h - the chain hashes of a batch of ledger lines, and
- * whatever else a reader works out of a line alone (its members' places),
- * computed ahead on helper threads while the reader checks the lines in
- * order (ledgerctl(1) verify).  Neither depends on a key or an earlier
- * row, so they can be computed out of order; every check that does
- * stays in the reader's thread.
+ * ledger_hashes.h - a ledger read ahead in chunks on several threads:
+ * each chunk's lines, their chain hashes, and whatever else a reader
+ * works out of a line alone (its members' places, its MAC under a
+ * guessed key), while the reader checks the lines in order
+ * (ledgerctl(1) verify).  None of that depends on an earlier row, so
+ * chunks can be worked out in any order and on any thread; every check
+ * that does depend on one stays with the reader.
+ *
+ * Chunk k holds the lines that start in [k * C, (k + 1) * C) of the
+ * file as it was when reading began (C: ledger_hashes_set_chunk).  A
+ * line that does not end before that size, or that is longer than a
+ * row may be, is left out, and so is every chunk after a chunk that
+ * could not be read: the reader goes on from the end of the last line
+ * it checked, one line at a time, as it does for a small ledger.
  */
 #ifndef LF_LEDGER_HASHES_H
 #define LF_LEDGER_HASHES_H
 
 #include <pthread.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "chain.h"
 
-#define LEDGER_HASHES_BATCH	  4096 /* lines a batch */
-#define LEDGER_HASHES_MAX_HELPERS 7
-
-/* A line's states: nobody on it, a thread working on it, done. */
-enum { LEDGER_LINE_FREE, LEDGER_LINE_TAKEN, LEDGER_LINE_DONE };
+#define LEDGER_HASHES_MAX_THREADS 8
 
 struct ledger_hashes_line {
-	const char *s;
+	const char *s; /* its bytes, without the newline */
 	size_t n;
-	atomic_int state;
+	long long off;		     /* its offset in the file */
 	char hex[CHAIN_HEX_LEN + 1]; /* its chain hash */
 };
 
 /*
- * What a helper works out of one line besides its hash, into slot: key
- * (NULL: none yet) is the batch's guess of the MAC key, m a MAC context
- * of the calling thread's own, ctx the reader's prep_ctx (read only).
+ * What a thread works out of one line besides its hash, into slot: key
+ * (NULL: none) is the guess of the MAC key, m a MAC context of the
+ * calling thread's own, ctx the reader's (read only).
  */
 typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n,
 				   const unsigned char *key,
 				   struct chain_mac *m, const void *ctx);
 
-struct ledger_hashes;
+/* A chunk's states. */
+enum { LEDGER_CHUNK_FREE, LEDGER_CHUNK_TAKEN, LEDGER_CHUNK_READY };
 
-struct ledger_hashes_helper {
-	struct ledger_hashes *hs;
-	unsigned idx;
-	pthread_t tid;
-	int running;
+struct ledger_hashes_chunk {
+	size_t k; /* which chunk of the file */
+	int state;
+	bool failed;  /* a read failed: nothing after it is read ahead */
+	long long at; /* file offset of buf[0] */
+	char *buf;    /* the bytes read */
+	size_t len, cap;
+	struct ledger_hashes_line *line; /* its complete lines */
+	size_t n, line_cap;
+	unsigned char *slots; /* line_cap slots of prep */
 };
 
 struct ledger_hashes {
-	struct ledger_hashes_line *line; /* cap entries */
-	struct ledger_hashes_line one;	 /* the line of a one-thread batch */
-	size_t cap;
-	unsigned char *slots; /* as many slots of slot_size */
-	size_t slot_size;
+	int fd;
+	long long size;	  /* the file's size when reading began */
+	size_t chunk;	  /* C */
+	size_t nchunks;	  /* chunks of that size */
+	size_t claimed;	  /* chunks a thread has taken */
+	size_t done;	  /* chunks the reader has checked and given back */
+	unsigned nslots;  /* chunks read ahead at most */
+	unsigned helpers; /* threads started */
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t tid[LEDGER_HASHES_MAX_THREADS];
+	struct ledger_hashes_chunk ring[2 * LEDGER_HASHES_MAX_THREADS];
 	ledger_hashes_prep prep;
-	const void *prep_ctx; /* handed to prep; not changed during a scan */
-	unsigned char key[CHAIN_KEY_BYTES]; /* the batch's guess of the key */
-	int keyed;
-	struct chain_mac *mac; /* the reader's */
-	size_t n, next;	       /* lines in the batch; next to get */
-	unsigned helpers;      /* started for this batch */
-	atomic_int stop;
-	struct ledger_hashes_helper h[LEDGER_HASHES_MAX_HELPERS];
+	size_t slot_size;
+	const void *prep_ctx;
+	const unsigned char *key; /* the guess of the MAC key, or NULL */
+	struct chain_mac *mac;	  /* the reader's */
 };
 
 /*
  * Threads used by ledger_verify_fd (ledger.h) in this process: 1 (the
- * default) hashes in the reader's thread; n > 1 adds n - 1 helpers.
+ * default) reads in the reader's thread alone; n > 1 adds n - 1 helpers.
  */
 void ledger_verify_set_threads(unsigned n);
 
-/*
- * Set up / free an empty batch; prep (may be NULL) runs on each line
- * before its hash.  Init: 0, or -1 when out of memory.
- */
-int ledger_hashes_init(struct ledger_hashes *hs, ledger_hashes_prep prep,
-		       size_t slot_size);
-void ledger_hashes_free(struct ledger_hashes *hs);
+/* C, for tests (default 256 KiB; at least 4 KiB). */
+void ledger_hashes_set_chunk(size_t bytes);
 
 /*
- * The MAC key the next batches' lines are likely to need (NULL: none);
- * prep's MAC under it is used only when the reader's key is the same.
- * Between batches only.
+ * Start reading fd ahead, its size taken now; key (may be NULL) must
+ * stay valid until ledger_hashes_stop.  1 when started, 0 when the file
+ * is too small or one thread is set (nothing to free), -1 when out of
+ * memory or no thread starts.
  */
-void ledger_hashes_set_key(struct ledger_hashes *hs, const unsigned char *key);
+int ledger_hashes_start(struct ledger_hashes *hs, int fd,
+			ledger_hashes_prep prep, size_t slot_size,
+			const void *ctx, const unsigned char *key);
 
 /*
- * Start a batch: up to LEDGER_HASHES_BATCH complete lines (ending in
- * '\n') from p, the first newline searched for from q (p <= q <= end).
- * Returns the number of lines; the helpers, if any, start hashing them.
+ * The next chunk in the file's order, worked out (by this thread if
+ * nobody has taken it), whose first line starts at expect; NULL when
+ * none is left to read ahead.  Chunks without lines are passed over.
  */
-size_t ledger_hashes_start(struct ledger_hashes *hs, const char *p,
-			   const char *q, const char *end);
+const struct ledger_hashes_chunk *ledger_hashes_take(struct ledger_hashes *hs,
+						     long long expect);
 
-/* Line i of the batch (its bytes without the newline). */
-static inline const struct ledger_hashes_line *
-ledger_hashes_line(const struct ledger_hashes *hs, size_t i)
+/* Slot i of a chunk taken. */
+static inline const void *
+ledger_hashes_slot(const struct ledger_hashes *hs,
+		   const struct ledger_hashes_chunk *c, size_t i)
 {
-	return &hs->line[i];
+	return c->slots + i * hs->slot_size;
 }
 
-/*
- * The prep slot of the next line, once a helper has filled it; NULL when
- * no helper runs for it (s: that line, to make sure).
- */
-const void *ledger_hashes_slot(struct ledger_hashes *hs, const char *s);
+/* Done with the chunk ledger_hashes_take gave. */
+void ledger_hashes_give_back(struct ledger_hashes *hs,
+			     const struct ledger_hashes_chunk *c);
 
-/*
- * The hex chain hash of the next line of the batch (s, n: that line,
- * hashed here when no batch is running).
- */
-void ledger_hashes_next(struct ledger_hashes *hs, const char *s, size_t n,
-			char out[CHAIN_HEX_LEN + 1]);
-
-/* End the batch: the helpers stop and are joined. */
-void ledger_hashes_end(struct ledger_hashes *hs);
+/* Stop the helpers, join them, free the chunks. */
+void ledger_hashes_stop(struct ledger_hashes *hs);
 
 #endif

@@ -32,12 +32,14 @@ struct ledger_scan {
 	bool sealed; /* row 1 has an epoch: forward-secure seals */
 	bool canon;  /* no key at all: check canonical form instead */
 	struct ratchet_walk walk;
-	struct chain_mac *mac;	     /* the key's pads, hashed once */
-	struct ledger_hashes hashes; /* chain hashes computed ahead */
+	struct chain_mac *mac; /* the key's pads, hashed once */
+	/* The line being checked as read ahead (ledger_hashes.h), or NULL. */
+	const struct ledger_prescan *ahead;
+	const char *ahead_hex;
 };
 
 /*
- * A line's members as a helper thread found them (ledger_hashes.h), and
+ * A line's members as a thread reading ahead found them (ledger_hashes.h), and
  * its MAC under the key the batch expected, when there was one.
  */
 struct ledger_prescan {
@@ -82,7 +84,7 @@ static void ledger_prescan(void *slot, const char *s, size_t n,
 static int ledger_fields_of(struct ledger_scan *st, const char *s, size_t n,
 			    struct ledger_fields *f, const char **err)
 {
-	const struct ledger_prescan *ps = ledger_hashes_slot(&st->hashes, s);
+	const struct ledger_prescan *ps = st->ahead;
 
 	if (!ps)
 		return ledger_scan_fields(s, n, f, err);
@@ -124,7 +126,7 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st,
 	size_t tail = n - (size_t)(f->mac_end - s);
 	char want[CHAIN_HEX_LEN + 1], got[CHAIN_HEX_LEN + 1];
 
-	const struct ledger_prescan *ps = ledger_hashes_slot(&st->hashes, s);
+	const struct ledger_prescan *ps = st->ahead;
 
 	if (ps && ps->mac_done && ps->f.mac_end == f->mac_end &&
 	    memcmp(ps->key, key, CHAIN_KEY_BYTES) == 0) {
@@ -145,11 +147,9 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st,
 }
 
 /* Did a helper find this line canonical already (ledger_prescan)? */
-static bool ledger_canonical_ahead(struct ledger_scan *st, const char *s)
+static bool ledger_canonical_ahead(const struct ledger_scan *st)
 {
-	const struct ledger_prescan *ps = ledger_hashes_slot(&st->hashes, s);
-
-	return ps && ps->canonical;
+	return st->ahead && st->ahead->canonical;
 }
 
 /* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
@@ -304,14 +304,17 @@ static enum lf_err ledger_check_line(struct ledger_scan *st, const char *s,
 	 * alone: re-serializing it would prove nothing a rewriter could not
 	 * also do, and would make restart and verify ten times slower.
 	 */
-	if (st->cb || (st->canon && !ledger_canonical_ahead(st, s))) {
+	if (st->cb || (st->canon && !ledger_canonical_ahead(st))) {
 		rc = ledger_parse_row(st, s, n, off, r, st->canon && !key, why);
 		if (rc)
 			return rc;
 	}
 	if (st->sealed)
 		ratchet_walk_done(&st->walk, f.phase.p, f.phase.n);
-	ledger_hashes_next(&st->hashes, s, n, st->prev);
+	if (st->ahead_hex)
+		memcpy(st->prev, st->ahead_hex, sizeof(st->prev));
+	else
+		chain_sha256_hex(s, n, st->prev);
 	st->row = r;
 	return LF_OK;
 }
@@ -332,6 +335,79 @@ static enum lf_err ledger_expect_case(struct ledger_scan *st,
 	if (st->host_key)
 		chain_case_key(st->host_key, case_id, st->case_key);
 	return LF_OK;
+}
+
+/*
+ * The MAC key row 1 names, for threads reading ahead before row 1 is
+ * checked: only a guess, since the reader checks each MAC under the key
+ * it derives itself.  0, or -1 when row 1 does not name a case.
+ */
+static int ledger_guess_case_key(int fd, const unsigned char *host_key,
+				 unsigned char out[CHAIN_KEY_BYTES])
+{
+	char head[65536];
+	struct ledger_fields f;
+	const char *err, *nl;
+	json_t *v = NULL;
+	ssize_t r = pread(fd, head, sizeof(head), 0);
+
+	if (r <= 0 || !(nl = memchr(head, '\n', (size_t)r)) ||
+	    ledger_scan_fields(head, (size_t)(nl - head), &f, &err) < 0 ||
+	    !ledger_is_str(&f.case_id) ||
+	    !(v = json_loadb(f.case_id.p, f.case_id.n, JSON_DECODE_ANY,
+			     NULL)) ||
+	    !json_is_string(v)) {
+		json_decref(v);
+		return -1;
+	}
+	chain_case_key(host_key, json_string_value(v), out);
+	json_decref(v);
+	return 0;
+}
+
+/*
+ * Check the lines of a large ledger read ahead on every thread
+ * (ledger_hashes.h); *good: the end of the last line checked, where the
+ * reader goes on alone.
+ */
+static enum lf_err ledger_verify_ahead(struct ledger_scan *st, int fd,
+				       long long *good, struct lf_why *why)
+{
+	struct ledger_hashes hs;
+	const struct ledger_hashes_chunk *c;
+	const struct ledger_hashes_line *l;
+	unsigned char guess[CHAIN_KEY_BYTES];
+	const unsigned char *key = NULL;
+	enum lf_err rc = LF_OK;
+	size_t i;
+
+	if (st->host_key && st->case_tok)
+		key = st->case_key;
+	else if (st->host_key &&
+		 ledger_guess_case_key(fd, st->host_key, guess) == 0)
+		key = guess;
+	/* Its canon and cb stay as they are: the threads read them. */
+	if (ledger_hashes_start(&hs, fd, ledger_prescan,
+				sizeof(struct ledger_prescan), st, key) <= 0)
+		goto out; /* no threads: the reader reads it all */
+	while (!rc && (c = ledger_hashes_take(&hs, *good))) {
+		for (i = 0; i < c->n; i++) {
+			l = &c->line[i];
+			st->ahead = ledger_hashes_slot(&hs, c, i);
+			st->ahead_hex = l->hex;
+			rc = ledger_check_line(st, l->s, l->n, l->off, why);
+			if (rc)
+				break;
+			*good = l->off + (long long)l->n + 1;
+		}
+		st->ahead = NULL;
+		st->ahead_hex = NULL;
+		ledger_hashes_give_back(&hs, c);
+	}
+	ledger_hashes_stop(&hs);
+out:
+	explicit_bzero(guess, sizeof(guess));
+	return rc;
 }
 
 static ssize_t ledger_pread(int fd, char *buf, size_t n, long long off)
@@ -404,9 +480,7 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 	size_t cap = LEDGER_READ_BUF, have = 0, rem;
 	long long base = 0, readoff = 0; /* file offset of buf[0], of EOF */
 	long long good = 0;		 /* end of the last good line */
-	char *buf = NULL, *p, *q, *end;
-	const struct ledger_hashes_line *line;
-	size_t nlines, i;
+	char *buf = NULL, *p, *q, *end, *nl;
 	size_t checked = 0;
 	enum lf_err rc = LF_OK;
 	struct stat sb;
@@ -423,20 +497,22 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 	ratchet_walk_init(&st.walk, seal);
 	st.canon = !host_key && !(seal && seal->mode != RATCHET_KEYS_NONE);
 	chain_init();
-	if (ledger_hashes_init(&st.hashes, ledger_prescan,
-			       sizeof(struct ledger_prescan)) < 0)
-		return lf_fail(why, LF_NOMEM, "out of memory");
-	st.hashes.prep_ctx = &st; /* its canon and cb stay as they are */
 	if (case_id) {
 		rc = ledger_expect_case(&st, case_id, why);
 		if (rc)
 			goto out;
 	}
-	/* A small ledger needs no large buffer; lines longer than it grow it. */
-	if (fstat(fd, &sb) == 0 && sb.st_size >= 0 &&
-	    (unsigned long long)sb.st_size < cap)
-		cap = (size_t)sb.st_size < 65536 ? 65536
-						 : (size_t)sb.st_size + 1;
+	/* A large ledger is read ahead on every thread; the rest here. */
+	rc = ledger_verify_ahead(&st, fd, &good, why);
+	base = readoff = good;
+	if (rc)
+		goto out;
+	/* A small rest needs no large buffer; lines longer than it grow it. */
+	if (fstat(fd, &sb) == 0 && sb.st_size >= good &&
+	    (unsigned long long)(sb.st_size - good) < cap)
+		cap = (size_t)(sb.st_size - good) < 65536
+			      ? 65536
+			      : (size_t)(sb.st_size - good) + 1;
 	buf = malloc(cap);
 	if (!buf) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory");
@@ -460,26 +536,13 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 		end = buf + have;
 		/* The carried-over start of a line holds no newline. */
 		q = buf + checked;
-		for (;;) {
-			/* Once the case is known, its key is the helpers' guess. */
-			ledger_hashes_set_key(&st.hashes,
-					      st.host_key && st.case_tok
-						      ? st.case_key
-						      : NULL);
-			nlines = ledger_hashes_start(&st.hashes, p, q, end);
-			if (!nlines)
-				break;
-			for (i = 0; i < nlines; i++) {
-				line = ledger_hashes_line(&st.hashes, i);
-				rc = ledger_check_line(&st, line->s, line->n,
-						       base + (p - buf), why);
-				if (rc)
-					goto out;
-				p += line->n + 1;
-				good = base + (p - buf);
-			}
-			ledger_hashes_end(&st.hashes);
-			q = p;
+		while ((nl = memchr(q, '\n', (size_t)(end - q)))) {
+			rc = ledger_check_line(&st, p, (size_t)(nl - p),
+					       base + (p - buf), why);
+			if (rc)
+				goto out;
+			p = q = nl + 1;
+			good = base + (p - buf);
 		}
 		rem = (size_t)(end - p);
 		base += p - buf;
@@ -532,7 +595,6 @@ out:
 	if (rc != LF_OK && !rep->torn && fstat(fd, &sb) == 0 &&
 	    sb.st_size > readoff)
 		rep->file_bytes = sb.st_size;
-	ledger_hashes_free(&st.hashes);
 	chain_mac_free(st.mac);
 	free(buf);
 	free(st.case_tok);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ledger_hashes.c - verification with helper threads (ledgerctl(1)
- * verify hashes chain links on every processor) reaches the same
+ * test_ledger_hashes.c - verification that reads a ledger ahead in
+ * chunks on several threads (ledgerctl(1) verify) reaches the same
  * verdict, bad row and reason as on one thread, for good ledgers and for
- * each kind of fault, wherever in a batch it falls.
+ * each kind of fault, wherever it falls against the chunks' boundaries.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -15,20 +15,61 @@
 #include "ledger.h"
 #include "ledger_hashes.h"
 
-/* More rows than one batch, so faults land in the second batch too. */
-#define ROWS (LEDGER_HASHES_BATCH + 700)
+/*
+ * Rows of about 300 bytes read ahead in chunks of 64 KiB: faults land
+ * deep inside the file, next to chunk boundaries or not.
+ */
+#define CHUNK	 65536
+#define ROWS	 4796
+#define LATE_ROW 4396
 
 static char tmpdir[64], lpath[128], tpath[128];
 static unsigned char key[CHAIN_KEY_BYTES];
 static char *orig;
 static size_t orig_n;
 
-/* The ledger is made once per test on a tmpfs: appends cost no flush. */
-static void setup(void)
+/* Row i's args: a quoted, escaped value, or big bytes of it. */
+static json_t *test_row(int i, size_t big)
+{
+	char *v = NULL;
+	json_t *row;
+
+	if (big) {
+		v = malloc(big + 1);
+		cr_assert_not_null(v);
+		memset(v, 'b', big);
+		v[big] = '\0';
+	}
+	row = json_pack("{s:s, s:i, s:{s:s, s:i}}", "phase",
+			i % 2 ? "decision" : "completion", "sequence", i,
+			"args", "s", v ? v : "a \"quoted\" \\ value", "n", i);
+	free(v);
+	return row;
+}
+
+/* A ledger of ROWS rows at path; row big_row (1-based) of big bytes. */
+static void make_ledger(const char *path, int big_row, size_t big)
 {
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
 	json_t *row;
+	int i;
+
+	cr_assert_eq(ledger_open(AT_FDCWD, path, "C1", key, true, NULL, NULL,
+				 &l, &why),
+		     LF_OK, "%s", why.msg);
+	for (i = 0; i < ROWS; i++) {
+		row = test_row(i, i + 1 == big_row ? big : 0);
+		cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_OK,
+			     "%s", why.msg);
+		json_decref(row);
+	}
+	ledger_close(l);
+}
+
+/* The ledger is made once per test on a tmpfs: appends cost no flush. */
+static void setup(void)
+{
 	FILE *f;
 	long sz;
 	int i;
@@ -42,19 +83,7 @@ static void setup(void)
 	snprintf(tpath, sizeof(tpath), "%s/changed.jsonl", tmpdir);
 	for (i = 0; i < CHAIN_KEY_BYTES; i++)
 		key[i] = (unsigned char)(0x30 + i);
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, true, NULL, NULL,
-				 &l, &why),
-		     LF_OK, "%s", why.msg);
-	for (i = 0; i < ROWS; i++) {
-		row = json_pack("{s:s, s:i, s:{s:s, s:i}}", "phase",
-				i % 2 ? "decision" : "completion", "sequence",
-				i, "args", "s", "a \"quoted\" \\ value", "n",
-				i);
-		cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_OK,
-			     "%s", why.msg);
-		json_decref(row);
-	}
-	ledger_close(l);
+	make_ledger(lpath, 0, 0);
 	f = fopen(lpath, "rb");
 	cr_assert_not_null(f);
 	fseek(f, 0, SEEK_END);
@@ -64,6 +93,7 @@ static void setup(void)
 	cr_assert_eq(fread(orig, 1, (size_t)sz, f), (size_t)sz);
 	fclose(f);
 	orig_n = (size_t)sz;
+	cr_assert_gt(orig_n, 16 * CHUNK);
 }
 
 static void teardown(void)
@@ -108,6 +138,24 @@ struct outcome {
 	char why[256];
 };
 
+static void expect_alike(const struct outcome *one, const struct outcome *many,
+			 enum lf_err want, unsigned long long want_row)
+{
+	cr_assert_eq(one->rc, want, "one thread: %s", one->why);
+	cr_assert_eq(many->rc, one->rc, "threads: %s / %s", many->why,
+		     one->why);
+	cr_assert_str_eq(many->why, one->why);
+	cr_assert_eq(one->rep.bad_row, want_row, "bad row %llu (%s)",
+		     one->rep.bad_row, one->why);
+	cr_assert_eq(many->rep.bad_row, one->rep.bad_row);
+	cr_assert_eq(many->rep.head.rows, one->rep.head.rows);
+	cr_assert_str_eq(many->rep.head.head, one->rep.head.head);
+	cr_assert_eq(many->rep.good_bytes, one->rep.good_bytes);
+	cr_assert_eq(many->rep.file_bytes, one->rep.file_bytes);
+	cr_assert_eq(many->rep.torn, one->rep.torn);
+	cr_assert_eq(many->rep.macs_checked, one->rep.macs_checked);
+}
+
 static void verify_with(unsigned threads, const char *path,
 			const unsigned char *k, struct outcome *o)
 {
@@ -116,29 +164,24 @@ static void verify_with(unsigned threads, const char *path,
 
 	cr_assert_geq(fd, 0);
 	ledger_verify_set_threads(threads);
+	ledger_hashes_set_chunk(CHUNK);
 	o->rc = ledger_verify_fd(fd, NULL, k, NULL, NULL, &o->rep, &why);
 	snprintf(o->why, sizeof(o->why), "%s", why.msg);
 	close(fd);
 }
 
-/* One thread and three: the same verdict, row, reason and head. */
+/* One thread and two or three: the same verdict, row, reason and head. */
 static void expect_same(const char *path, const unsigned char *k,
 			enum lf_err want, unsigned long long want_row)
 {
 	struct outcome one, many;
+	unsigned t;
 
 	verify_with(1, path, k, &one);
-	verify_with(3, path, k, &many);
-	cr_assert_eq(one.rc, want, "one thread: %s", one.why);
-	cr_assert_eq(many.rc, one.rc, "threads: %s / %s", many.why, one.why);
-	cr_assert_str_eq(many.why, one.why);
-	cr_assert_eq(one.rep.bad_row, want_row, "bad row %llu (%s)",
-		     one.rep.bad_row, one.why);
-	cr_assert_eq(many.rep.bad_row, one.rep.bad_row);
-	cr_assert_eq(many.rep.head.rows, one.rep.head.rows);
-	cr_assert_str_eq(many.rep.head.head, one.rep.head.head);
-	cr_assert_eq(many.rep.good_bytes, one.rep.good_bytes);
-	cr_assert_eq(many.rep.torn, one.rep.torn);
+	for (t = 2; t <= 3; t++) {
+		verify_with(t, path, k, &many);
+		expect_alike(&one, &many, want, want_row);
+	}
 }
 
 Test(ledger_hashes, a_good_ledger_verifies_alike_on_one_and_many_threads)
@@ -149,11 +192,11 @@ Test(ledger_hashes, a_good_ledger_verifies_alike_on_one_and_many_threads)
 
 Test(ledger_hashes, a_changed_byte_in_the_second_batch_fails_the_mac_alike)
 {
-	size_t at = row_at(LEDGER_HASHES_BATCH + 300);
+	size_t at = row_at(LATE_ROW);
 	char *q = memmem(orig + at, orig_n - at, "quoted", 6);
 
 	write_changed((size_t)(q - orig), 1, "Q");
-	expect_same(tpath, key, LF_VERIFY, LEDGER_HASHES_BATCH + 300);
+	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
 }
 
 Test(ledger_hashes, a_removed_row_breaks_the_chain_alike)
@@ -176,13 +219,13 @@ Test(ledger_hashes, a_malformed_line_mid_batch_is_reported_alike)
 /* Keyless, canonical form stands in for the MAC, on helpers or not. */
 Test(ledger_hashes, a_non_canonical_row_without_a_key_is_found_alike)
 {
-	size_t at = row_at(LEDGER_HASHES_BATCH + 7);
+	size_t at = row_at(LATE_ROW + 7);
 	char *q = memmem(orig + at, orig_n - at, "\"n\":", 4);
 
 	/* One space in its args: the same JSON, not the same bytes. */
 	write_changed((size_t)(q - orig) + 4, 0, " ");
-	expect_same(tpath, NULL, LF_VERIFY, LEDGER_HASHES_BATCH + 7);
-	expect_same(tpath, key, LF_VERIFY, LEDGER_HASHES_BATCH + 7);
+	expect_same(tpath, NULL, LF_VERIFY, LATE_ROW + 7);
+	expect_same(tpath, key, LF_VERIFY, LATE_ROW + 7);
 }
 
 Test(ledger_hashes, a_torn_tail_is_found_alike)
@@ -192,5 +235,102 @@ Test(ledger_hashes, a_torn_tail_is_found_alike)
 	fwrite(orig, 1, orig_n, f);
 	fputs("{\"case_id\":\"C1\",\"row\":", f);
 	fclose(f);
+	expect_same(tpath, key, LF_VERIFY, ROWS + 1);
+}
+
+/* The row in which file offset at falls (1-based). */
+static unsigned long long row_of(size_t at)
+{
+	unsigned long long r = 1;
+	size_t off = 0;
+	const char *nl;
+
+	while ((nl = memchr(orig + off, '\n', orig_n - off)) &&
+	       (size_t)(nl - orig) < at) {
+		off = (size_t)(nl - orig) + 1;
+		r++;
+	}
+	return r;
+}
+
+/* A fault in the row across each of several chunk boundaries. */
+Test(ledger_hashes, a_changed_byte_in_a_row_across_a_chunk_boundary_fails_alike)
+{
+	size_t b;
+	unsigned long long r;
+
+	for (b = 3 * CHUNK; b < 7 * CHUNK; b += CHUNK) {
+		r = row_of(b);
+		write_changed(b, 1, orig[b] == 'x' ? "y" : "x");
+		expect_same(tpath, key, LF_VERIFY, r);
+	}
+}
+
+/* Offset of the start of row r (1-based) in the file at path. */
+static size_t file_row_at(const char *path, unsigned long long r)
+{
+	FILE *f = fopen(path, "rb");
+	size_t off = 0;
+	int ch;
+
+	cr_assert_not_null(f);
+	while (r > 1 && (ch = fgetc(f)) != EOF) {
+		off++;
+		if (ch == '\n')
+			r--;
+	}
+	fclose(f);
+	return off;
+}
+
+/* A row that starts at a chunk's first byte belongs to that chunk. */
+Test(ledger_hashes, a_row_starting_on_a_chunk_boundary_verifies_alike)
+{
+	size_t big = 1000, at;
+
+	/* Grow row 2000 until row 2001 starts on a chunk boundary. */
+	make_ledger(tpath, 2000, big);
+	at = file_row_at(tpath, 2001);
+	big += (CHUNK - at % CHUNK) % CHUNK;
+	cr_assert_eq(unlink(tpath), 0);
+	make_ledger(tpath, 2000, big);
+	cr_assert_eq(file_row_at(tpath, 2001) % CHUNK, 0);
+	expect_same(tpath, key, LF_OK, 0);
+	expect_same(tpath, NULL, LF_OK, 0);
+}
+
+Test(ledger_hashes, a_row_longer_than_several_chunks_verifies_alike)
+{
+	make_ledger(tpath, 1500, 5 * CHUNK + 123);
+	expect_same(tpath, key, LF_OK, 0);
+	expect_same(tpath, NULL, LF_OK, 0);
+}
+
+/* orig, zeros chunks of 0x00, and when mid is not "" mid and as many. */
+static void write_padded(size_t zeros, const char *mid)
+{
+	FILE *f = fopen(tpath, "wb");
+	char *zero = calloc(1, zeros * CHUNK);
+
+	cr_assert_not_null(f);
+	cr_assert_not_null(zero);
+	fwrite(orig, 1, orig_n, f);
+	fwrite(zero, 1, zeros * CHUNK, f);
+	fputs(mid, f);
+	if (*mid)
+		fwrite(zero, 1, zeros * CHUNK, f);
+	fclose(f);
+	free(zero);
+}
+
+Test(ledger_hashes, padding_after_the_rows_verifies_alike)
+{
+	write_padded(3, "");
+	expect_same(tpath, key, LF_OK, 0);
+}
+
+Test(ledger_hashes, a_torn_row_inside_the_padding_is_found_alike)
+{
+	write_padded(2, "{\"case_id\":");
 	expect_same(tpath, key, LF_VERIFY, ROWS + 1);
 }
