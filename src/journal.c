@@ -241,10 +241,17 @@ static enum lf_err journal_replay(int backing_fd, const struct journal_entry *e,
 	snprintf(path, sizeof(path), "cases/%s/ledger.jsonl", e->name);
 	fd = openat(backing_fd, path,
 		    O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
+	if (fd < 0 && errno == ENOENT) {
+		/* The case is gone, and its rows with it. */
 		journal_skip(rep, e->name, e->offset, strerror(errno));
 		return LF_OK;
 	}
+	if (fd < 0)
+		/* Kept, with the journal, for a start that can open it. */
+		return lf_fail(
+			why, LF_IO,
+			"commit journal: cannot open %s to write back a row: %s",
+			path, strerror(errno));
 	have = malloc(e->n);
 	if (!have) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory");

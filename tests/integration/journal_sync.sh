@@ -171,6 +171,29 @@ rule_hasnt "start line" "$(cat "$work/daemon.err")" "commit journal"
 lf_verify T >/dev/null 2>&1 || rule_fail "T does not verify"
 rule_end
 
+rule_begin a_ledger_that_cannot_be_opened_keeps_the_journal_and_refuses_the_start
+# Not a case that is gone (that ledger is skipped) but one the start
+# cannot open: its rows stay in the journal until a start can.
+lf_open_reg U
+calls U 1 3
+lf_kill9
+drop_rows U 1
+l=$(lf_ledger U)
+mv "$l" "$l.away" && ln -s ledger.jsonl.away "$l"
+out=$(timeout 20 "$LEDGERFS" -f --backing="$backing" --key="$key" \
+	--sync=journal --journal-size=256K "$mnt" 2>&1)
+rule_eq status 1 $?
+rule_has message "$out" \
+	"commit journal: cannot open cases/U/ledger.jsonl to write back a row"
+lf_mounted && rule_fail "mounted anyway"
+rule_eq "U's rows still in the journal" "3 4 5" "$(journal_rows U | tail -3 | tr '\n' ' ' | sed 's/ $//')"
+rm "$l" && mv "$l.away" "$l"
+start_journal
+rule_has "start line" "$(cat "$work/daemon.err")" "1 written back into their ledgers"
+rule_eq "U's rows" 5 "$(lf_rows U)"
+lf_verify U >/dev/null 2>&1 || rule_fail "U does not verify"
+rule_end
+
 rule_begin journal_and_pad_ledger_are_refused_together
 lf_stop
 out=$(timeout 20 "$LEDGERFS" -f --backing="$backing" --key="$key" \
