@@ -22,6 +22,7 @@
 
 #include "chain.h"
 #include "console_http.h"
+#include "console_mhd.h"
 #include "ctl.h"
 
 #define CONSOLE_USAGE                                                          \
@@ -388,7 +389,7 @@ int ctl_console_main(int argc, char **argv)
 	}
 	srv.index = cx_new(mount, have_key ? key : NULL);
 	memset(key, 0, sizeof(key));
-	if (!srv.index)
+	if (!srv.index || console_mhd_load() < 0)
 		goto out;
 	/* Every thread libmicrohttpd starts inherits this mask. */
 	sigemptyset(&set);

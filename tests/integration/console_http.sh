@@ -79,6 +79,12 @@ tok=${url##*token=}
 rule_eq "token hex digits" 64 "$(printf '%s' "$tok" | tr -cd 0-9a-f | wc -c | tr -d ' ')"
 rule_end
 py rules "$url" C
+rule_begin only_the_console_loads_libmicrohttpd
+# Every other command starts without the library and its TLS stack.
+ldd "$LEDGERCTL" >"$work/ldd" 2>&1 || rule_fail "ldd: $(cat "$work/ldd")"
+rule_hasnt "ledgerctl's libraries" "$(cat "$work/ldd")" libmicrohttpd
+rule_has "the running console's" "$(cat "/proc/$cpid/maps")" libmicrohttpd
+rule_end
 stop_console TERM >"$work/rc"
 assert_eq console_exits_0_at_sigterm 0 "$(cat "$work/rc")"
 
