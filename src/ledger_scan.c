@@ -23,7 +23,8 @@
  * x86-64), else a byte at a time: a row's long strings (its hashes, MAC,
  * time and reason) are most of its bytes.
  */
-static const char *ledger_skip_string(const char *p, const char *end)
+static inline __attribute__((always_inline)) const char *
+ledger_skip_string(const char *p, const char *end)
 {
 #ifdef __SSE2__
 	const __m128i quote = _mm_set1_epi8('"'), esc = _mm_set1_epi8('\\');
