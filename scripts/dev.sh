@@ -99,6 +99,8 @@ echo "== libFuzzer on the executor helper's frames (15 s)"
 (cd build/plain && make -s fuzz-hostexec FUZZ_SECONDS=15) || rc=1
 echo "== libFuzzer on the ledger-to-cassette conversion (15 s)"
 (cd build/plain && make -s fuzz-cassette FUZZ_SECONDS=15) || rc=1
+echo "== libFuzzer on ledgers read back by verify, one thread and two (15 s)"
+(cd build/plain && make -s fuzz-ledger FUZZ_SECONDS=15) || rc=1
 
 total_pass=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(PASS|XFAIL):' || true)
 total_fail=$(cat build/plain-check.log build/asan-check.log | grep -cE '^(FAIL|XPASS|ERROR):' || true)

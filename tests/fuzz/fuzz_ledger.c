@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_ledger.c - fuzz harness for what `ledgerctl verify` reads: a
+ * ledger file that anyone may have altered (ledgerctl(1) verify,
+ * ledgerfs-ledger(5)).  Each line alone through the member scanner: what
+ * it finds lies inside the line.  The whole input as a ledger, with the
+ * fixture's host key and with none: the verdict, bad row, reason, good
+ * bytes and head are the same read on one thread and read ahead in
+ * chunks of 4 KiB on two (ledger_hashes.h), and the reason is one line.
+ * A broken promise aborts.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memfd_create */
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz_request.h"
+#include "ledger.h"
+#include "ledger_hashes.h"
+#include "ledger_scan.h"
+
+#ifndef FUZZ_LEDGER_KEY
+#define FUZZ_LEDGER_KEY "tests/data/ledger/v1.key.hex"
+#endif
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			abort();                                               \
+	} while (0)
+
+struct outcome {
+	enum lf_err rc;
+	struct ledger_report rep;
+	char why[sizeof(((struct lf_why *)0)->msg)];
+};
+
+/* The fixture's host key (tests/data/ledger), so mutants reach the MACs. */
+static const unsigned char *fuzz_key(void)
+{
+	static unsigned char key[CHAIN_KEY_BYTES];
+	static int state; /* 0 not read, 1 read, -1 none */
+	unsigned v;
+	FILE *f;
+	int i;
+
+	if (state)
+		return state > 0 ? key : NULL;
+	state = -1;
+	f = fopen(FUZZ_LEDGER_KEY, "r");
+	if (!f)
+		return NULL;
+	for (i = 0; i < CHAIN_KEY_BYTES && fscanf(f, "%2x", &v) == 1; i++)
+		key[i] = (unsigned char)v;
+	fclose(f);
+	if (i == CHAIN_KEY_BYTES)
+		state = 1;
+	return state > 0 ? key : NULL;
+}
+
+static void fuzz_scan_lines(const char *s, size_t n)
+{
+	const char *end = s + n, *nl, *err;
+	struct ledger_fields f;
+	const struct ledger_tok *t[] = {&f.case_id, &f.row,   &f.prev, &f.mac,
+					&f.time,    &f.phase, &f.epoch};
+	size_t i;
+
+	for (; s < end; s = nl + 1) {
+		nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl)
+			nl = end;
+		err = NULL;
+		if (ledger_scan_fields(s, (size_t)(nl - s), &f, &err) < 0) {
+			CHECK(err && *err);
+			continue;
+		}
+		for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+			CHECK(!t[i]->p ||
+			      (t[i]->p > s && t[i]->p + t[i]->n < nl));
+		CHECK(!f.mac.p ||
+		      (f.mac_member >= s && f.mac_member < f.mac.p &&
+		       f.mac_end == f.mac.p + f.mac.n));
+	}
+}
+
+static void fuzz_verify(int fd, unsigned threads, const unsigned char *key,
+			struct outcome *o)
+{
+	struct lf_why why = {{0}};
+
+	ledger_verify_set_threads(threads);
+	o->rc = ledger_verify_fd(fd, NULL, key, NULL, NULL, &o->rep, &why);
+	memcpy(o->why, why.msg, sizeof(o->why));
+	CHECK(!strchr(o->why, '\n'));
+	CHECK(o->rc == LF_OK || o->why[0]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const unsigned char *keys[2] = {fuzz_key(), NULL};
+	struct outcome one, two;
+	int fd, k;
+
+	fuzz_scan_lines((const char *)data, size);
+	fd = memfd_create("ledger", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	ledger_hashes_set_chunk(4096);
+	for (k = 0; k < 2; k++) {
+		fuzz_verify(fd, 1, keys[k], &one);
+		fuzz_verify(fd, 2, keys[k], &two);
+		CHECK(one.rc == two.rc && !strcmp(one.why, two.why));
+		CHECK(one.rep.bad_row == two.rep.bad_row &&
+		      one.rep.good_bytes == two.rep.good_bytes &&
+		      one.rep.file_bytes == two.rep.file_bytes &&
+		      one.rep.torn == two.rep.torn &&
+		      one.rep.head.rows == two.rep.head.rows &&
+		      !strcmp(one.rep.head.head, two.rep.head.head));
+		CHECK(one.rep.good_bytes <= (long long)size);
+	}
+	ledger_verify_set_threads(1);
+	close(fd);
+	return 0;
+}
