@@ -23,7 +23,7 @@
 #include "ledger.h"
 
 static atomic_uint ledger_verify_threads = 1;
-static atomic_size_t ledger_chunk_bytes = (size_t)256 << 10;
+static atomic_size_t ledger_chunk_bytes = (size_t)128 << 10;
 
 void ledger_verify_set_threads(unsigned n)
 {

@@ -84,7 +84,7 @@ struct ledger_hashes {
  */
 void ledger_verify_set_threads(unsigned n);
 
-/* C, for tests (default 256 KiB; at least 4 KiB). */
+/* C, for tests (default 128 KiB; at least 4 KiB). */
 void ledger_hashes_set_chunk(size_t bytes);
 
 /*
