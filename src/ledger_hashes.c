@@ -50,6 +50,8 @@ static int ledger_chunk_read(const struct ledger_hashes *hs,
 	long long left = hs->size - (c->at + (long long)c->len);
 	ssize_t r;
 
+	if (left < 0)
+		left = 0;
 	if ((long long)want > left)
 		want = (size_t)left;
 	if (c->len + want > c->cap) {

@@ -44,4 +44,7 @@ bool sign_ed25519_verify(const unsigned char pub[SIGN_PUB_BYTES],
  */
 char *sign_key_path(const char *host_key_path);
 
+/* Is p the encoding of a point of small order (refused as key or R)? */
+bool sign_small_order_point(const unsigned char p[32]);
+
 #endif

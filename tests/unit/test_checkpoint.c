@@ -2,10 +2,13 @@
 /*
  * test_checkpoint.c - signed checkpoints and verifier keys
  * (ledgerfs-ledger(5) CHECKPOINTS): the exact bytes written, the key id
- * of signed-note, canonical base64, and every single-bit flip of a signed
- * checkpoint refused.
+ * of signed-note, canonical base64, every single-bit flip of a signed
+ * checkpoint refused, keys of small order refused, and Ed25519 from
+ * several threads at once.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,4 +160,113 @@ Test(checkpoint, tree_size_has_no_leading_zero)
 		     LF_VERIFY);
 	free(t);
 	free(s);
+}
+
+/* Points of small order, some with the sign bit set: never a real key. */
+static const char *const small_order_hex[] = {
+	"0000000000000000000000000000000000000000000000000000000000000000",
+	"0100000000000000000000000000000000000000000000000000000000000000",
+	"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+	"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+	"26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+	"c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+	"0100000000000000000000000000000000000000000000000000000000000080",
+};
+
+static void from_hex(const char *hex, unsigned char *out, size_t n)
+{
+	size_t i;
+	unsigned v;
+
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(sscanf(hex + 2 * i, "%2x", &v), 1);
+		out[i] = (unsigned char)v;
+	}
+}
+
+/* libgcrypt 1.10 aborts the process on some of these as a public key. */
+Test(checkpoint, a_small_order_verifier_key_is_refused_without_a_crash)
+{
+	unsigned char pub[32], sig[64] = {0};
+	size_t i;
+
+	for (i = 0; i < sizeof(small_order_hex) / sizeof(*small_order_hex);
+	     i++) {
+		from_hex(small_order_hex[i], pub, 32);
+		cr_assert(sign_small_order_point(pub), "%s",
+			  small_order_hex[i]);
+		cr_assert_not(sign_ed25519_verify(pub, "m", 1, sig), "%s",
+			      small_order_hex[i]);
+	}
+}
+
+/*
+ * With an order-8 key A, R = identity and S = 0 satisfy [S]B = R + [k]A
+ * whenever 8 divides k, one message in eight ("m" is one of them for
+ * libgcrypt 1.10): no signature was ever made, yet it would verify.
+ */
+Test(checkpoint, a_small_order_key_does_not_sign_every_message)
+{
+	unsigned char pub[32], sig[64] = {0};
+
+	from_hex(small_order_hex[4], pub, 32);
+	sig[0] = 1; /* R: the identity */
+	cr_assert_not(sign_ed25519_verify(pub, "m", 1, sig));
+}
+
+Test(checkpoint, a_real_key_is_not_of_small_order)
+{
+	unsigned char seed[32], pub[32], sig[64];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		seed[i] = (unsigned char)(7 * i + 1);
+	cr_assert_eq(sign_public(seed, pub), 0);
+	cr_assert_not(sign_small_order_point(pub));
+	cr_assert_eq(sign_ed25519(seed, "m", 1, sig), 0);
+	cr_assert(sign_ed25519_verify(pub, "m", 1, sig));
+}
+
+#define SIGN_THREADS 8
+
+struct sign_job {
+	unsigned char seed[32];
+	int ok;
+};
+
+static void *sign_worker(void *arg)
+{
+	struct sign_job *j = arg;
+	unsigned char pub[32], sig[64];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		j->ok += sign_public(j->seed, pub) == 0 &&
+			 sign_ed25519(j->seed, "row", 3, sig) == 0 &&
+			 sign_ed25519_verify(pub, "row", 3, sig);
+	return NULL;
+}
+
+/*
+ * Cases load, turn and close on several threads: signing and verifying
+ * from eight at once gives every right answer (and, in the sanitizer
+ * build, leaks nothing: libgcrypt alone leaked in about one run of
+ * fifteen).
+ */
+Test(checkpoint, ed25519_from_eight_threads_at_once_is_right_every_time)
+{
+	struct sign_job job[SIGN_THREADS];
+	pthread_t t[SIGN_THREADS];
+	int i;
+
+	for (i = 0; i < SIGN_THREADS; i++) {
+		memset(job[i].seed, i + 1, 32);
+		job[i].ok = 0;
+		cr_assert_eq(pthread_create(&t[i], NULL, sign_worker, &job[i]),
+			     0);
+	}
+	for (i = 0; i < SIGN_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		cr_assert_eq(job[i].ok, 8);
+	}
 }
