@@ -168,6 +168,8 @@ static const char *const small_order_hex[] = {
 	"0100000000000000000000000000000000000000000000000000000000000000",
 	"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
 	"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+	"edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+	"eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
 	"26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
 	"c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
 	"0100000000000000000000000000000000000000000000000000000000000080",
@@ -197,6 +199,24 @@ Test(checkpoint, a_small_order_verifier_key_is_refused_without_a_crash)
 			  small_order_hex[i]);
 		cr_assert_not(sign_ed25519_verify(pub, "m", 1, sig), "%s",
 			      small_order_hex[i]);
+	}
+}
+
+/* Next to the list, and not on it: p - 2, p + 2, one byte off p - 1. */
+Test(checkpoint, a_point_next_to_the_small_order_ones_is_not_refused_as_one)
+{
+	static const char *const near[] = {
+		"ebffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+		"efffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+		"ecfffffffffffffffffffffffffffffffeffffffffffffffffffffffffffff7f",
+		"0200000000000000000000000000000000000000000000000000000000000000",
+	};
+	unsigned char p[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(near) / sizeof(*near); i++) {
+		from_hex(near[i], p, 32);
+		cr_assert_not(sign_small_order_point(p), "%s", near[i]);
 	}
 }
 
