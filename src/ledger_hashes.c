@@ -215,21 +215,33 @@ static void *ledger_hashes_run(void *arg)
 	return NULL;
 }
 
+bool ledger_hashes_worth(int fd, long long *size)
+{
+	struct stat sb;
+
+	/* Below two chunks, threads would cost more than they save. */
+	if (atomic_load(&ledger_verify_threads) < 2 || fstat(fd, &sb) < 0 ||
+	    !S_ISREG(sb.st_mode) ||
+	    sb.st_size < 2 * (long long)atomic_load(&ledger_chunk_bytes))
+		return false;
+	if (size)
+		*size = sb.st_size;
+	return true;
+}
+
 int ledger_hashes_start(struct ledger_hashes *hs, int fd,
 			ledger_hashes_prep prep, size_t slot_size,
 			const void *ctx, const unsigned char *key)
 {
 	unsigned threads = atomic_load(&ledger_verify_threads), i;
 	size_t chunk = atomic_load(&ledger_chunk_bytes);
-	struct stat sb;
+	long long size;
 
 	memset(hs, 0, sizeof(*hs));
-	/* Below two chunks, threads would cost more than they save. */
-	if (threads < 2 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size < 2 * (long long)chunk)
+	if (!ledger_hashes_worth(fd, &size))
 		return 0;
 	hs->fd = fd;
-	hs->size = sb.st_size;
+	hs->size = size;
 	hs->chunk = chunk;
 	hs->nchunks =
 		(size_t)((hs->size + (long long)chunk - 1) / (long long)chunk);

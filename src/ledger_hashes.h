@@ -88,6 +88,12 @@ void ledger_verify_set_threads(unsigned n);
 void ledger_hashes_set_chunk(size_t bytes);
 
 /*
+ * Is fd worth reading ahead: more than one thread set, and a regular file
+ * of at least two chunks?  *size (may be NULL): its size now.
+ */
+bool ledger_hashes_worth(int fd, long long *size);
+
+/*
  * Start reading fd ahead, its size taken now; key (may be NULL) must
  * stay valid until ledger_hashes_stop.  1 when started, 0 when the file
  * is too small or one thread is set (nothing to free), -1 when out of
