@@ -261,7 +261,8 @@ for C in $CS; do
 		order=$ss
 		k=1
 		while [ $k -lt $r ]; do # rotate the order by r - 1
-			order="$(echo "$order" | cut -d' ' -f2-) $(echo "$order" | cut -d' ' -f1)"
+			# one side alone has nothing to rotate (cut would repeat it)
+			case $order in *" "*) order="${order#* } ${order%% *}" ;; esac
 			k=$((k + 1))
 		done
 		for x in $order; do
