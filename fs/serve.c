@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.c - the daemon once it is ready: the executor helper forked
+ * while it still has one thread, then the multithreaded FUSE loop, its
+ * signals, systemd's notifications and the unmount at the end.
+ */
+#include "serve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "hostexec.h"
+
+#define LFS_THREADS	 256 /* worker threads unless -o max_threads */
+#define LFS_IDLE_THREADS 64  /* idle threads kept unless -o max_idle_threads */
+
+/*
+ * A stop by SIGTERM, SIGINT or SIGHUP is a clean stop (libfuse ends the
+ * loop with the signal's number): every acknowledged row is durable and
+ * the cases resume at the next start.
+ */
+static int loop_status(int r)
+{
+	return r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
+}
+
+/*
+ * The executor helper (ledgerfs(8) HOST EXECUTORS): forked while the
+ * daemon is still whole and has one thread, before it drops privileges
+ * and before it serves.  It keeps nothing of the daemon's but the
+ * socket: no key, no /dev/fuse, no ledger.  The daemon's end, or -1.
+ */
+int lfs_start_helper(const char *mnt, const char *user, pid_t *pid)
+{
+	struct hostexec_helper_conf conf = {
+		.mountpoint = mnt,
+		.unmount_at_end = user != NULL,
+		.default_user = user ? user : "nobody",
+	};
+	int sv[2], devnull;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	*pid = fork();
+	if (*pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (*pid == 0) {
+		if (dup2(sv[1], 3) < 0)
+			_exit(1);
+		syscall(SYS_close_range, 4U, ~0U, 0U);
+		/*
+		 * No stdio either: a caller reading the daemon's output (a
+		 * shell's $(...), mount(8)) must see its end when the daemon
+		 * goes to the background, not when the helper does.
+		 */
+		devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+			if (devnull > 3)
+				close(devnull);
+		}
+		_exit(hostexec_helper_main(3, &conf));
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
+/*
+ * Run the loop on the mounted fuse.  fuse_main would do, but its thread pool is
+ * fixed at ten busy threads, and every call thread waits for its flush:
+ * concurrent cases need as many threads as there are cases calling.
+ */
+int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
+	      const char *mnt, struct lfs_ctx *ctx, int hsock, bool dropped)
+{
+	struct fuse_loop_config *cfg = NULL;
+	struct hostexec *hx = NULL;
+	struct lf_why why;
+	int rc = 1;
+
+	/*
+	 * libfuse leaves an ignored signal ignored, and a shell starts
+	 * background jobs with SIGINT ignored: SIGTERM and SIGINT stop the
+	 * daemon however it was started (SIGHUP stays as nohup left it).
+	 */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	if (fuse_daemonize(opts->foreground) != 0 ||
+	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	/* Threads only now: fuse_daemonize forks and keeps one. */
+	hx = hostexec_client_new(hsock);
+	if (!hx) {
+		close(hsock);
+		hsock = -1;
+		fprintf(stderr,
+			"ledgerfs: cannot talk to the executor helper\n");
+		goto out_signals;
+	}
+	case_set_hostexec(hx);
+	/* Under systemd (Type=notify): serving from here on. */
+	sd_notifyf(0, "READY=1\nMAINPID=%lu\nSTATUS=serving %s",
+		   (unsigned long)getpid(), mnt);
+	if (opts->singlethread) {
+		rc = loop_status(fuse_loop(fuse));
+	} else {
+		cfg = fuse_loop_cfg_create();
+		if (!cfg)
+			goto out_signals;
+		fuse_loop_cfg_set_clone_fd(cfg, opts->clone_fd);
+		/*
+		 * libfuse keeps 10 idle threads by default; a burst of
+		 * concurrent cases would create and destroy threads on
+		 * every wave, so keep as many as typically call at once.
+		 */
+		fuse_loop_cfg_set_idle_threads(cfg,
+					       opts->max_idle_threads <= 100000
+						       ? opts->max_idle_threads
+						       : LFS_IDLE_THREADS);
+		/*
+		 * libfuse 3.14 parses -o max_threads into opts but fills in
+		 * its own default of 10, which cannot be told from a given
+		 * 10: only N > 10 is taken as the caller's.
+		 */
+		fuse_loop_cfg_set_max_threads(
+			cfg,
+			opts->max_threads > 10 && opts->max_threads <= 100000
+				? opts->max_threads
+				: LFS_THREADS);
+		rc = loop_status(fuse_loop_mt(fuse, cfg));
+		fuse_loop_cfg_destroy(cfg);
+	}
+	sd_notify(0, "STOPPING=1");
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	/* After --user only the helper, still root, may unmount. */
+	if (dropped && hx && hostexec_unmount(hx, &why) != LF_OK)
+		fprintf(stderr, "ledgerfs: unmount: %s\n", why.msg);
+	/*
+	 * After the helper's detach libfuse finds the connection gone and
+	 * only frees its copy of the mount point.
+	 */
+	fuse_unmount(fuse);
+	case_set_hostexec(NULL);
+	if (hx)
+		hostexec_client_free(hx);
+	else if (hsock >= 0)
+		close(hsock);
+	return rc;
+}
