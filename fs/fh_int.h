@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fh_int.h - what one open file of the view holds, shared by fh.c (open,
+ * read, documents, close) and fh_line.c (line files).
+ */
+#ifndef LFS_FH_INT_H
+#define LFS_FH_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fh.h"
+
+#define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
+#define FH_LINE_KEEP  (64u * 1024) /* a line buffer kept for the next line */
+/* One case's share of --max-pending: a quarter, but one whole line. */
+#define FH_CASE_PENDING(ctx)                                                   \
+	((ctx)->max_pending / 4 > (ctx)->max_line + 1 ? (ctx)->max_pending / 4 \
+						      : (ctx)->max_line + 1)
+
+/* The node comes first: fstat and ftruncate find it there (ops.c). */
+struct lfs_fh {
+	struct node n;
+	pthread_mutex_t lock;
+	char *snap; /* read snapshot, taken at open */
+	size_t snap_len;
+	long long ledger_len;
+	char *buf; /* partial line, or a whole document */
+	size_t len, cap;
+	bool charged;	 /* cap counts against --max-pending */
+	bool discarding; /* inside a refused line, up to its newline */
+	int discard_err; /* what answers the writes of its rest */
+	bool dirty;	 /* a document was written */
+	int pending_err; /* answers the next write after a short count */
+	/*
+	 * A line refused in a later piece of one write(2) began in an
+	 * earlier piece, which was accepted: the caller saw a short count
+	 * and resends from the refused piece.  That resend (same offset,
+	 * same bytes up to the line's newline) is answered with the errno,
+	 * not read as a new line.
+	 */
+	int owed_err;
+	off_t owed_off;
+	size_t owed_len;
+	char owed_head[32];
+	int last_err; /* answers flush */
+	bool keep_replies;
+	char *rep;
+	size_t rep_len, rep_pos;
+	struct lfs_fh *prev_open, *next_open; /* fh_open_list */
+};
+
+static inline struct lfs_fh *fh_of(struct fuse_file_info *fi)
+{
+	return (struct lfs_fh *)(uintptr_t)fi->fh;
+}
+
+/* Append n bytes of data to a growing NUL-ended buffer.  0 or -ENOMEM. */
+int fh_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n);
+
+/* Free a line file's buffer and give its bytes back to the budget. */
+void fh_line_free(struct lfs_fh *fh);
+
+/* One complete line to the core.  0 or -errno. */
+int fh_line(struct lfs_fh *fh, const char *line, size_t len);
+
+/*
+ * A WRITE of size bytes at off to a line file, under fh->lock: the bytes
+ * taken (a short count when a later line was refused), or -errno.
+ */
+int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size, off_t off);
+
+#endif
