@@ -16,7 +16,7 @@ struct lfs_ctx {
 	size_t max_line;
 	time_t started;
 	size_t max_pending; /* bytes of partial target lines, daemon-wide */
-	_Atomic size_t pending_bytes; /* held now (fh.c) */
+	_Atomic size_t pending_bytes; /* held now (fh_line.c) */
 };
 
 extern const struct fuse_operations lfs_ops;
