@@ -9,6 +9,7 @@
  * file; policy patterns match them as text.
  */
 #include "request.h"
+#include "request_int.h"
 
 #include <string.h>
 
@@ -300,29 +301,6 @@ static bool hex_char(unsigned char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
-static bool id_char(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' ||
-	       c == '-';
-}
-
-bool request_valid_id(const char *s, size_t len)
-{
-	size_t i;
-
-	if (!s || len < 1 || len > REQUEST_ID_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!id_char((unsigned char)s[i]))
-			return false;
-	/* They become file names. */
-	if ((len == 1 && s[0] == '.') ||
-	    (len == 2 && s[0] == '.' && s[1] == '.'))
-		return false;
-	return true;
-}
-
 /*
  * Copy the string member key (required) into out (size max + 1) when it
  * is 1..max bytes that all pass ok(); otherwise refuse with
@@ -361,7 +339,8 @@ static enum lf_err get_id(json_t *obj, const char *key, char *out,
 		"1-128 characters of [A-Za-z0-9._:-], not '.' or '..'";
 	enum lf_err rc;
 
-	rc = get_word(obj, key, REQUEST_ID_MAX, id_char, desc, out, why);
+	rc = get_word(obj, key, REQUEST_ID_MAX, request_id_char, desc, out,
+		      why);
 	if (rc)
 		return rc;
 	if (!request_valid_id(out, strlen(out))) {
@@ -371,30 +350,6 @@ static enum lf_err get_id(json_t *obj, const char *key, char *out,
 	return LF_OK;
 }
 
-/*
- * A call id or tool name (ledgerfs(8) PROTOCOL): what ASSERT takes, 1..max
- * bytes of UTF-8 without control characters, not only blanks.  The line
- * is valid UTF-8 already, so a C1 control is the pair C2 80..C2 9F.
- */
-static bool name_chars_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p; p++) {
-		if (!tool_char(*p))
-			return false;
-		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			return false;
-	}
-	return true;
-}
-
-/* ASSERT strips a name and refuses what is left empty. */
-static bool name_blank(const char *s)
-{
-	return s[strspn(s, " ")] == '\0';
-}
-
 static enum lf_err get_name(json_t *obj, const char *key, size_t max, char *out,
 			    struct lf_why *why)
 {
@@ -402,95 +357,17 @@ static enum lf_err get_name(json_t *obj, const char *key, size_t max, char *out,
 
 	rc = get_word(obj, key, max, tool_char,
 		      "1-256 bytes without control characters", out, why);
-	if (!rc && !name_chars_ok(out))
+	if (!rc && !request_name_chars_ok(out))
 		rc = lf_fail(why, LF_EINVAL_JSON,
 			     "%s must be 1-256 bytes without control "
 			     "characters",
 			     key);
-	if (!rc && name_blank(out))
+	if (!rc && request_name_blank(out))
 		rc = lf_fail(why, LF_EINVAL_JSON, "%s must not be only blanks",
 			     key);
 	if (rc)
 		out[0] = '\0';
 	return rc;
-}
-
-bool request_valid_call_id(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	return n >= 1 && n <= REQUEST_CALL_ID_MAX && name_chars_ok(s) &&
-	       !name_blank(s);
-}
-
-size_t request_id_to_name(const char *id, char *out, size_t size)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	bool dots = strcmp(id, ".") == 0 || strcmp(id, "..") == 0;
-	size_t n = 0, kept = 0;
-
-	for (; *id; id++) {
-		unsigned char c = (unsigned char)*id;
-		char unit[3] = {(char)c};
-		size_t k = 1;
-
-		if (dots || !id_char(c)) {
-			unit[0] = '%';
-			unit[1] = hex[c >> 4];
-			unit[2] = hex[c & 15];
-			k = 3;
-		}
-		/* Never split a %XX: a cut name stays a clean prefix. */
-		if (n == kept && n + k < size) {
-			memcpy(out + n, unit, k);
-			kept += k;
-		}
-		n += k;
-	}
-	if (size)
-		out[kept] = '\0';
-	return n;
-}
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-bool request_id_from_name(const char *name, char *out, size_t size)
-{
-	char again[REQUEST_NAME_MAX + 1];
-	const char *p;
-	size_t n = 0;
-
-	if (!size)
-		return false;
-	for (p = name; *p; p++) {
-		int c = (unsigned char)*p;
-
-		if (c == '%') {
-			int hi = hex_value(p[1]);
-			int lo = hi < 0 ? -1 : hex_value(p[2]);
-
-			if (lo < 0)
-				return false;
-			c = hi << 4 | lo;
-			p += 2;
-		}
-		if (c == 0 || n + 1 >= size)
-			return false;
-		out[n++] = (char)c;
-	}
-	out[n] = '\0';
-	if (!request_valid_call_id(out))
-		return false;
-	/* One call, one name: refuse %41 for A and the like. */
-	return request_id_to_name(out, again, sizeof(again)) < sizeof(again) &&
-	       strcmp(again, name) == 0;
 }
 
 /* An optional boolean member: *out keeps its default when absent. */
