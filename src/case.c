@@ -359,7 +359,7 @@ enum lf_err case_create(int backing_fd, const unsigned char *host_key,
 		goto fail;
 	}
 	e = ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, true, NULL,
-			NULL, &c->ledger, why);
+			&c->ledger, why);
 	if (e != LF_OK)
 		goto fail;
 	/* New cases are sealed forward-securely (ledgerfs-ledger(5) SEALS). */

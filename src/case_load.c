@@ -203,6 +203,19 @@ static void case_replay_result(struct lf_case *c, const json_t *row,
 		case_settle_call(c, e, missing, off, len);
 }
 
+/*
+ * Every member case_replay_row and what it calls read: a row reaches it
+ * holding only these (ledger_reader in ledger.h).  A member read below
+ * and missing here would read as absent.
+ */
+static const char *const replay_members[] = {
+	"phase",      "call_id",       "tool",		 "mode",
+	"over_limit", "mock_rule",     "scenario_state", "sequence",
+	"executor",   "turn",	       "state",		 "reason",
+	"counts",     "policy_sha256", "mocks_sha256",	 "tools_sha256",
+	NULL,
+};
+
 static int case_replay_row(void *ctx, const json_t *row, long long off,
 			   size_t len)
 {
@@ -265,6 +278,8 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	struct lf_case *c;
 	struct lf_why doc_why = {{0}}, lwhy = {{0}};
 	struct load_ctx lc = {0};
+	struct ledger_reader reader = {
+		.cb = case_replay_row, .ctx = &lc, .members = replay_members};
 	unsigned long saved[2] = {0, 0};
 	char path[160], *failed = NULL, *marked = NULL;
 	bool meta_ok = false;
@@ -300,7 +315,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	if (CASE_POLICY(c))
 		c->state = CASE_READY;
 	if (ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, false,
-			case_replay_row, &lc, &c->ledger, &lwhy) != LF_OK)
+			&reader, &c->ledger, &lwhy) != LF_OK)
 		goto load_failed;
 	/* The tree, and the signed checkpoints against it. */
 	ckpt_bad = case_ckpt_load(c, c->dirfd);

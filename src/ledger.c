@@ -402,9 +402,11 @@ enum lf_err ledger_seal_handout(struct ledger *l,
 
 enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
-			bool create, ledger_row_cb cb, void *ctx,
+			bool create, const struct ledger_reader *rd,
 			struct ledger **out, struct lf_why *why)
 {
+	ledger_row_cb cb = rd ? rd->cb : NULL;
+	void *ctx = rd ? rd->ctx : NULL;
 	struct ledger_report rep;
 	struct ledger_repair journal;
 	struct ratchet_keys keys;
@@ -473,8 +475,8 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 	rc = ratchet_beside_load(dirfd, path, host_key, &l->seal, &keys, why);
 	if (rc != LF_OK)
 		goto fail;
-	rc = ledger_verify_sealed(l->fd, case_id, host_key,
-				  l->seal ? &keys : NULL, cb, ctx, &rep, why);
+	rc = ledger_verify_read(l->fd, case_id, host_key,
+				l->seal ? &keys : NULL, rd, &rep, why);
 	explicit_bzero(&keys, sizeof(keys));
 	l->head = rep.head;
 	l->size = rep.good_bytes;

@@ -54,6 +54,21 @@ typedef int (*ledger_row_cb)(void *ctx, const json_t *row, long long offset,
 			     size_t len);
 
 /*
+ * Who reads a scan's rows.  members, when not NULL, is a NULL-terminated
+ * list of top-level member names: a row whose authenticity the scan
+ * settled (its MAC, or the chain up to rows that have one) then reaches
+ * cb holding only those members, each parsed alone from the line.  A
+ * daemon starting needs a dozen small members of rows whose arguments
+ * and results are most of their bytes (ledgerfs(8) RESTART).  Rows
+ * checked by their canonical form alone are parsed whole.
+ */
+struct ledger_reader {
+	ledger_row_cb cb;
+	void *ctx;
+	const char *const *members;
+};
+
+/*
  * Verify a ledger read from fd (from offset 0).  case_id: the expected
  * case (NULL: take it from row 1).  host_key: NULL to check the chain,
  * row numbers and canonical form only.  Returns LF_OK when everything
@@ -76,10 +91,17 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 				 ledger_row_cb cb, void *ctx,
 				 struct ledger_report *rep, struct lf_why *why);
 
+/* The same, the rows read by rd (NULL: none). */
+enum lf_err ledger_verify_read(int fd, const char *case_id,
+			       const unsigned char *host_key,
+			       const struct ratchet_keys *seal,
+			       const struct ledger_reader *rd,
+			       struct ledger_report *rep, struct lf_why *why);
+
 /*
  * Open dirfd/path for appending.  create: make a new, empty ledger
  * (O_EXCL; the folder is fsync'd).  Otherwise the ledger is verified
- * with the key (cb sees every good row); a torn tail is cut (ftruncate +
+ * with the key (rd, when not NULL, reads every good row); a torn tail is cut (ftruncate +
  * fdatasync) and a `recovered` row recording the bytes cut and their
  * SHA-256 is appended, the repair journaled in path.repair first so a
  * kill at any point is finished by the next open; any other fault is
@@ -87,7 +109,7 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
  */
 enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 			const unsigned char host_key[CHAIN_KEY_BYTES],
-			bool create, ledger_row_cb cb, void *ctx,
+			bool create, const struct ledger_reader *rd,
 			struct ledger **out, struct lf_why *why);
 
 /*

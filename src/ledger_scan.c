@@ -210,6 +210,95 @@ unsigned long long ledger_row_number(const struct ledger_tok *t)
 	return v;
 }
 
+/* Is the member key (its token, quotes kept) one of members? */
+static bool ledger_key_wanted(const char *k, size_t kn,
+			      const char *const *members)
+{
+	/* Most keys differ from a name at its first byte: no strlen then. */
+	for (; *members; members++)
+		if (k[1] == (*members)[0] && ledger_key_is(k, kn, *members))
+			return true;
+	return false;
+}
+
+/*
+ * One member's value alone.  A string without escapes, an integer and
+ * the literals are made directly; anything else (an object, an array, a
+ * string with escapes, a real) is parsed by jansson.  NULL if it is not
+ * one JSON value.
+ */
+static json_t *ledger_member_value(const char *v, size_t n)
+{
+	size_t i;
+
+	if (n >= 2 && v[0] == '"' && !memchr(v + 1, '\\', n - 2))
+		return json_stringn(v + 1, n - 2);
+	if (n == 4 && !memcmp(v, "true", 4))
+		return json_true();
+	if (n == 5 && !memcmp(v, "false", 5))
+		return json_false();
+	if (n == 4 && !memcmp(v, "null", 4))
+		return json_null();
+	if (n >= 1 && n <= 18 &&
+	    (v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))) {
+		long long x = 0;
+		bool neg = v[0] == '-';
+
+		for (i = neg; i < n && v[i] >= '0' && v[i] <= '9'; i++)
+			x = x * 10 + (v[i] - '0');
+		/* JSON's integers: no leading zero (jansson judges those). */
+		if (i == n && i > (size_t)neg &&
+		    (v[neg] != '0' || n == (size_t)neg + 1))
+			return json_integer(neg ? -x : x);
+	}
+	return json_loadb(v, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
+json_t *ledger_scan_members(const char *s, size_t n, const char *const *members)
+{
+	const char *p = s, *end = s + n, *k, *v;
+	json_t *obj, *val;
+	size_t kn;
+
+	if (n < 2 || *p != '{' || end[-1] != '}')
+		return NULL;
+	obj = json_object();
+	if (!obj)
+		return NULL;
+	for (p++; p < end && *p == '"';) {
+		k = p;
+		p = ledger_skip_string(p, end);
+		if (!p || p >= end || *p != ':')
+			break;
+		kn = (size_t)(p - k);
+		v = ++p;
+		p = ledger_skip_value(p, end);
+		if (!p || p == v || p >= end)
+			break;
+		if (ledger_key_wanted(k, kn, members)) {
+			char key[64];
+
+			/* Row keys are short and never escaped. */
+			if (kn - 2 >= sizeof(key) ||
+			    memchr(k + 1, '\\', kn - 2))
+				break;
+			memcpy(key, k + 1, kn - 2);
+			key[kn - 2] = '\0';
+			val = ledger_member_value(v, (size_t)(p - v));
+			if (!val || json_object_get(obj, key) ||
+			    json_object_set_new(obj, key, val))
+				break;
+		}
+		if (*p == '}' && p + 1 == end)
+			return obj;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	json_decref(obj);
+	return NULL;
+}
+
 /* Is the line one JSON object that serializes back to the same bytes? */
 bool ledger_is_canonical(const char *s, size_t n)
 {

@@ -6,6 +6,7 @@
 #ifndef LF_LEDGER_SCAN_H
 #define LF_LEDGER_SCAN_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -34,6 +35,15 @@ bool ledger_is_str(const struct ledger_tok *t);
 bool ledger_is_hex_tok(const struct ledger_tok *t);
 /* A canonical row number: digits, no leading zero.  0 if not one. */
 unsigned long long ledger_row_number(const struct ledger_tok *t);
+/*
+ * Only the named top-level members (a NULL-terminated list) of a compact
+ * object, each value parsed alone, as a new object; NULL when the line
+ * is not such an object (or a value not JSON, a member twice, no memory).
+ * For rows whose authenticity is settled (ledger_reader in ledger.h): it
+ * does not judge the members it skips.
+ */
+json_t *ledger_scan_members(const char *s, size_t n,
+			    const char *const *members);
 /* Is the line one JSON object that serializes back to the same bytes? */
 bool ledger_is_canonical(const char *s, size_t n);
 

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LEDGER_READ_BUF ((size_t)4 << 20)
+#define LEDGER_READ_BUF ((size_t)256 << 10)
 
 /* The running state of one scan. */
 struct ledger_scan {
@@ -29,6 +29,7 @@ struct ledger_scan {
 	char prev[CHAIN_HEX_LEN + 1];
 	ledger_row_cb cb;
 	void *ctx;
+	const char *const *members; /* ledger_reader */
 	bool sealed; /* row 1 has an epoch: forward-secure seals */
 	bool canon;  /* no key at all: check canonical form instead */
 	struct ratchet_walk walk;
@@ -164,7 +165,12 @@ static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
 	enum lf_err rc = LF_VERIFY;
 	int cbrc;
 
-	row = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	/* An authentic row: only what its reader asked for (ledger.h). */
+	row = !canon && st->members ? ledger_scan_members(s, n, st->members)
+				    : NULL;
+	if (!row)
+		row = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+				 &jerr);
 	if (!row) {
 		lf_fail(why, LF_VERIFY, "row %llu: not valid JSON (%s)", r,
 			jerr.text);
@@ -478,6 +484,17 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 				 ledger_row_cb cb, void *ctx,
 				 struct ledger_report *rep, struct lf_why *why)
 {
+	struct ledger_reader rd = {.cb = cb, .ctx = ctx};
+
+	return ledger_verify_read(fd, case_id, host_key, seal, &rd, rep, why);
+}
+
+enum lf_err ledger_verify_read(int fd, const char *case_id,
+			       const unsigned char *host_key,
+			       const struct ratchet_keys *seal,
+			       const struct ledger_reader *rd,
+			       struct ledger_report *rep, struct lf_why *why)
+{
 	struct ledger_scan st;
 	struct ledger_report dummy;
 	size_t cap = LEDGER_READ_BUF, have = 0, rem;
@@ -495,8 +512,11 @@ enum lf_err ledger_verify_sealed(int fd, const char *case_id,
 	memset(&st, 0, sizeof(st));
 	memset(st.prev, '0', CHAIN_HEX_LEN);
 	st.host_key = host_key;
-	st.cb = cb;
-	st.ctx = ctx;
+	if (rd) {
+		st.cb = rd->cb;
+		st.ctx = rd->ctx;
+		st.members = rd->members;
+	}
 	ratchet_walk_init(&st.walk, seal);
 	st.canon = !host_key && !(seal && seal->mode != RATCHET_KEYS_NONE);
 	chain_init();

@@ -207,7 +207,7 @@ static int base_register(struct base_conn *c, const char *line, size_t n)
 		goto out;
 	snprintf(c->name, sizeof(c->name), "%s", reg.case_id);
 	snprintf(path, sizeof(path), "%s.jsonl", reg.case_id);
-	if (ledger_open(base_dirfd, path, c->name, base_key, true, NULL, NULL,
+	if (ledger_open(base_dirfd, path, c->name, base_key, true, NULL,
 			&c->ledger, &why) != LF_OK)
 		goto out;
 	row = json_pack("{s:s}", "phase", "case_opened");

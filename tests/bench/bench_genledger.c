@@ -85,8 +85,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (chain_load_host_key(argv[4], key, &why) != LF_OK ||
-	    ledger_open(dirfd, argv[2], argv[3], key, true, NULL, NULL, &l,
-			&why) != LF_OK) {
+	    ledger_open(dirfd, argv[2], argv[3], key, true, NULL, &l, &why) !=
+		    LF_OK) {
 		fprintf(stderr, "bench_genledger: %s\n", why.msg);
 		return 1;
 	}

@@ -3,10 +3,12 @@
  * fuzz_ledger.c - fuzz harness for what `ledgerctl verify` reads: a
  * ledger file that anyone may have altered (ledgerctl(1) verify,
  * ledgerfs-ledger(5)).  Each line alone through the member scanner: what
- * it finds lies inside the line.  The whole input as a ledger, with the
- * fixture's host key and with none: the verdict, bad row, reason, good
- * bytes and head are the same read on one thread and read ahead in
- * chunks of 4 KiB on two (ledger_hashes.h), and the reason is one line.
+ * it finds lies inside the line, and the members a reader asks for are
+ * what jansson reads in the whole line when it takes it.  The whole
+ * input as a ledger, with the fixture's host key and with none: the
+ * verdict, bad row, reason, good bytes and head are the same read on one
+ * thread and read ahead in chunks of 4 KiB on two (ledger_hashes.h), and
+ * the reason is one line.
  * A broken promise aborts.
  */
 #ifndef _GNU_SOURCE
@@ -62,6 +64,40 @@ static const unsigned char *fuzz_key(void)
 	return state > 0 ? key : NULL;
 }
 
+/*
+ * The members a reader asks for, taken from the line alone, are what
+ * jansson makes of the whole line when it takes it, and no others.
+ */
+static void fuzz_scan_members(const char *s, size_t n)
+{
+	static const char *const want[] = {"phase",	 "call_id", "row",
+					   "tool",	 "counts",  "turn",
+					   "over_limit", "a",	    NULL};
+	json_t *got = ledger_scan_members(s, n, want), *full, *v;
+	const char *k;
+	size_t i;
+
+	if (!got)
+		return;
+	CHECK(json_is_object(got));
+	json_object_foreach(got, k, v)
+	{
+		for (i = 0; want[i] && strcmp(want[i], k); i++)
+			;
+		CHECK(want[i]);
+	}
+	full = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	if (full && json_is_object(full))
+		for (i = 0; want[i]; i++) {
+			json_t *a = json_object_get(got, want[i]);
+			json_t *b = json_object_get(full, want[i]);
+
+			CHECK((!a && !b) || (a && b && json_equal(a, b)));
+		}
+	json_decref(full);
+	json_decref(got);
+}
+
 static void fuzz_scan_lines(const char *s, size_t n)
 {
 	const char *end = s + n, *nl, *err;
@@ -75,6 +111,7 @@ static void fuzz_scan_lines(const char *s, size_t n)
 		if (!nl)
 			nl = end;
 		err = NULL;
+		fuzz_scan_members(s, (size_t)(nl - s));
 		if (ledger_scan_fields(s, (size_t)(nl - s), &f, &err) < 0) {
 			CHECK(err && *err);
 			continue;

@@ -94,8 +94,8 @@ void fx_setup(void)
 	write_key(fx_key, 0x5a);
 	write_key(fx_bad_key, 0xa5);
 	memset(key, 0x5a, sizeof(key));
-	cr_assert_eq(ledger_open(AT_FDCWD, fx_ledger, "C1", key, true, NULL,
-				 NULL, &l, &why),
+	cr_assert_eq(ledger_open(AT_FDCWD, fx_ledger, "C1", key, true, NULL, &l,
+				 &why),
 		     LF_OK, "%s", why.msg);
 	add(l, json_pack("{s:s}", "phase", "case_opened"));
 	add(l,

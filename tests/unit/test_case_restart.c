@@ -88,7 +88,7 @@ static void append_fact(const char *name)
 	dirfd = openat(backing, path, O_RDONLY | O_DIRECTORY);
 	cr_assert(dirfd >= 0);
 	cr_assert_eq(ledger_open(dirfd, "ledger.jsonl", name, key, false, NULL,
-				 NULL, &l, &why),
+				 &l, &why),
 		     LF_OK, "%s", why.msg);
 	row = json_pack("{s:s, s:i, s:s, s:s, s:{s:i}, s:s, s:s, s:s, s:i,"
 			" s:i, s:i, s:s, s:s, s:{s:i}, s:b, s:i}",

@@ -51,8 +51,8 @@ static struct ledger *create_ledger(const char *case_id)
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, case_id, key, true, NULL,
-				 NULL, &l, &why),
+	cr_assert_eq(ledger_open(AT_FDCWD, lpath, case_id, key, true, NULL, &l,
+				 &why),
 		     LF_OK, "%s", why.msg);
 	return l;
 }
@@ -352,9 +352,9 @@ Test(ledger, create_refuses_an_existing_ledger)
 	struct ledger *l = create_ledger("C1"), *l2 = NULL;
 	struct lf_why why = {{0}};
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, true, NULL, NULL,
-				 &l2, &why),
-		     LF_EXISTS);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", key, true, NULL, &l2, &why),
+		LF_EXISTS);
 	cr_assert_null(l2);
 	ledger_close(l);
 }
@@ -410,8 +410,10 @@ Test(ledger, ledger_of_200_varied_rows_verifies_and_reopens)
 	cr_assert(strstr(why.msg, "row 1: case_id"), "%s", why.msg);
 	close(fd);
 	/* Reopen: the callback sees every row, then appends continue. */
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false, count_cb,
-				 &seen, &l, &why),
+	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false,
+				 &(struct ledger_reader){.cb = count_cb,
+							 .ctx = &seen},
+				 &l, &why),
 		     LF_OK, "%s", why.msg);
 	cr_assert_eq(seen.rows, 200);
 	back = ledger_read_row(l, seen.offsets[199], seen.lens[199]);
@@ -746,8 +748,10 @@ Test(ledger, torn_tail_is_cut_and_recorded_by_open)
 	cr_assert(rep.torn);
 	cr_assert_str_eq(why.msg, "row 6: torn (no newline at end)");
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false, count_cb,
-				 &seen, &l, &why),
+	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false,
+				 &(struct ledger_reader){.cb = count_cb,
+							 .ctx = &seen},
+				 &l, &why),
 		     LF_OK, "%s", why.msg);
 	cr_assert_eq(seen.rows, 6, "the reader sees the recovered row too");
 	ledger_get_head(l, &h);
@@ -776,9 +780,9 @@ Test(ledger, torn_first_row_is_cut_to_an_empty_chain)
 	struct lf_why why = {{0}};
 
 	spit(lpath, "{\"case", 6);
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false, NULL, NULL,
-				 &l, &why),
-		     LF_OK, "%s", why.msg);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", key, false, NULL, &l, &why),
+		LF_OK, "%s", why.msg);
 	ledger_close(l);
 	cr_assert_eq(verify_path(lpath, key, &rep, &why), LF_OK, "%s", why.msg);
 	cr_assert_eq(rep.head.rows, 1);
@@ -798,8 +802,10 @@ Test(ledger, bad_mac_in_the_middle_is_refused_by_open_unchanged)
 	p[7] = p[7] == 'a' ? 'b' : 'a';
 	join_lines(lpath, lines, k);
 	before = slurp(lpath, &n1);
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false, count_cb,
-				 &seen, &l, &why),
+	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false,
+				 &(struct ledger_reader){.cb = count_cb,
+							 .ctx = &seen},
+				 &l, &why),
 		     LF_VERIFY);
 	cr_assert_null(l);
 	cr_assert_str_eq(why.msg, "row 6: mac does not match");
@@ -818,9 +824,9 @@ Test(ledger, wrong_case_is_refused_by_open)
 	struct lf_why why = {{0}};
 	int k = ten_lines(lines);
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C2", key, false, NULL, NULL,
-				 &l, &why),
-		     LF_VERIFY);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C2", key, false, NULL, &l, &why),
+		LF_VERIFY);
 	cr_assert(strstr(why.msg, "row 1: case_id"), "%s", why.msg);
 	free_lines(lines, k);
 }
@@ -1058,9 +1064,9 @@ Test(ledger, line_over_64_mib_is_refused_and_never_cut_as_torn)
 	cr_assert_not(rep.torn);
 	/* Without a newline it is still no crash mid-row: open refuses it. */
 	spit(lpath, buf, big - 1);
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false, NULL, NULL,
-				 &l, &why),
-		     LF_VERIFY);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", key, false, NULL, &l, &why),
+		LF_VERIFY);
 	cr_assert_str_eq(why.msg, "row 1: line over 64 MiB");
 	cr_assert_eq(stat(lpath, &st), 0);
 	cr_assert_eq((size_t)st.st_size, big - 1, "nothing was cut");

@@ -55,9 +55,9 @@ static void make_ledger(const char *path, int big_row, size_t big)
 	json_t *row;
 	int i;
 
-	cr_assert_eq(ledger_open(AT_FDCWD, path, "C1", key, true, NULL, NULL,
-				 &l, &why),
-		     LF_OK, "%s", why.msg);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, path, "C1", key, true, NULL, &l, &why),
+		LF_OK, "%s", why.msg);
 	for (i = 0; i < ROWS; i++) {
 		row = test_row(i, i + 1 == big_row ? big : 0);
 		cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_OK,

@@ -49,9 +49,9 @@ static long long three_rows(void)
 	struct stat st;
 	int i;
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, true, NULL, NULL,
-				 &l, &why),
-		     LF_OK, "%s", why.msg);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", key, true, NULL, &l, &why),
+		LF_OK, "%s", why.msg);
 	for (i = 0; i < 3; i++) {
 		json_t *row =
 			json_pack("{s:s, s:i}", "phase", "turn", "turn", i + 1);
@@ -122,8 +122,10 @@ static void open_and_check_one_note(void)
 	struct stat st;
 	int fd;
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false, note_cb,
-				 &seen, &l, &why),
+	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", key, false,
+				 &(struct ledger_reader){.cb = note_cb,
+							 .ctx = &seen},
+				 &l, &why),
 		     LF_OK, "%s", why.msg);
 	ledger_close(l);
 	chain_sha256_hex(torn, strlen(torn), want);

@@ -126,3 +126,59 @@ Test(ledger_scan, string_ending_in_a_lone_escape_is_malformed)
 		free(b);
 	}
 }
+
+/*
+ * ledger_scan_members: each wanted member comes out as jansson would
+ * parse it alone (table: line -> the object of the wanted members, or
+ * NULL for a line it must not take).
+ */
+Test(ledger_scan, only_the_wanted_members_are_taken_each_as_jansson_reads_it)
+{
+	static const char *const want[] = {"phase", "call_id", "n",
+					   "neg",   "obj",     "flag",
+					   "nil",   "real",    NULL};
+	static const struct {
+		const char *line;
+		const char *expect; /* compact, sorted keys; NULL: refused */
+	} cases[] = {
+		{"{\"phase\":\"decision\",\"args\":{\"x\":[1,2]},\"n\":42}",
+		 "{\"n\":42,\"phase\":\"decision\"}"},
+		{"{\"call_id\":\"a\\\"b\\u00e9\",\"neg\":-7,\"flag\":true,"
+		 "\"nil\":null}",
+		 "{\"call_id\":\"a\\\"b\\u00E9\",\"flag\":true,\"neg\":-7,"
+		 "\"nil\":null}"},
+		{"{\"obj\":{\"k\":\"v\",\"l\":[null]},\"real\":1.5,\"n\":0}",
+		 "{\"n\":0,\"obj\":{\"k\":\"v\",\"l\":[null]},\"real\":1.5}"},
+		{"{\"other\":1}", "{}"},
+		{"{\"n\":12345678901234567890123}", NULL}, /* past an integer */
+		{"{\"n\":01}", NULL},			   /* a leading zero */
+		{"{\"n\":-}", NULL},
+		{"{\"flag\":tru}", NULL},
+		{"{\"phase\":\"a\",\"phase\":\"b\"}", NULL}, /* twice */
+		{"{\"phase\":\"\\ud800\"}", NULL},	     /* no UTF-8 */
+		{"{\"phase\":\"decision\"", NULL},
+		{"[\"phase\"]", NULL},
+		{"{\"phase\" :\"x\"}", NULL}, /* not compact */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].line);
+		char *b = exact_copy(cases[i].line, n);
+		json_t *got = ledger_scan_members(b, n, want);
+		char *text =
+			got ? json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS |
+						      JSON_ENSURE_ASCII)
+			    : NULL;
+
+		if (!cases[i].expect)
+			cr_expect_null(got, "line %zu taken: %s", i, text);
+		else
+			cr_expect_str_eq(text ? text : "(refused)",
+					 cases[i].expect, "line %zu: %s", i,
+					 text ? text : "(refused)");
+		free(text);
+		json_decref(got);
+		free(b);
+	}
+}

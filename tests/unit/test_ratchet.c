@@ -59,9 +59,9 @@ static struct ledger *sealed_ledger(unsigned char k0[CHAIN_KEY_BYTES])
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", host, true, NULL, NULL,
-				 &l, &why),
-		     LF_OK, "%s", why.msg);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", host, true, NULL, &l, &why),
+		LF_OK, "%s", why.msg);
 	cr_assert_eq(ledger_seal_start(l, AT_FDCWD, lpath, host, N, &why),
 		     LF_OK, "%s", why.msg);
 	cr_assert_eq(ledger_seal_handout(l, k0, &why), LF_OK, "%s", why.msg);
@@ -73,9 +73,9 @@ static struct ledger *reopen(enum lf_err want)
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", host, false, NULL, NULL,
-				 &l, &why),
-		     want, "%s", why.msg);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", host, false, NULL, &l, &why),
+		want, "%s", why.msg);
 	return l;
 }
 
@@ -261,9 +261,9 @@ Test(ratchet, k0_is_gone_after_epoch_0)
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
 
-	cr_assert_eq(ledger_open(AT_FDCWD, lpath, "C1", host, true, NULL, NULL,
-				 &l, &why),
-		     LF_OK);
+	cr_assert_eq(
+		ledger_open(AT_FDCWD, lpath, "C1", host, true, NULL, &l, &why),
+		LF_OK);
 	cr_assert_eq(ledger_seal_start(l, AT_FDCWD, lpath, host, N, &why),
 		     LF_OK);
 	append(l, "case_opened");
