@@ -284,9 +284,11 @@ json_t *ledger_scan_members(const char *s, size_t n, const char *const *members)
 				break;
 			memcpy(key, k + 1, kn - 2);
 			key[kn - 2] = '\0';
+			if (json_object_get(obj, key))
+				break; /* a member twice */
 			val = ledger_member_value(v, (size_t)(p - v));
-			if (!val || json_object_get(obj, key) ||
-			    json_object_set_new(obj, key, val))
+			/* set_new takes val, and frees it when it fails. */
+			if (!val || json_object_set_new(obj, key, val))
 				break;
 		}
 		if (*p == '}' && p + 1 == end)
