@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ledger_scan.h - a ledger line's members found without a full parse
- * (ledger_scan.c); for ledger_verify.c, not for other modules.
+ * (ledger_scan.c); for the ledger's own reading, not for other modules.
  */
 #ifndef LF_LEDGER_SCAN_H
 #define LF_LEDGER_SCAN_H

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledger_check.c - the checks of one ledger line (ledgerfs-ledger(5)
+ * ROWS, SEALS): chain, row numbers, case, seals and MACs on the members
+ * ledger_scan.c finds without a full JSON parse; the canonical-form check
+ * for rows that are parsed anyway; the handing of a row to its reader.
+ * ledger_verify.c reads the file and feeds the lines in.
+ */
+#include "ledger_check.h"
+#include "ledger_hashes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ledger_prescan(void *slot, const char *s, size_t n,
+		    const unsigned char *key, struct chain_mac *m,
+		    const void *ctx)
+{
+	struct ledger_prescan *ps = slot;
+	const struct ledger_fields *f = &ps->f;
+	const struct ledger_scan *st = ctx;
+
+	ps->err = NULL;
+	ps->mac_done = false;
+	/*
+	 * With no key at all every row's canonical form is checked: the
+	 * most costly step of a keyless scan, and one a line alone decides.
+	 * Only a pass is taken from here; a failure is found again, and
+	 * said, by the reader.
+	 */
+	ps->canonical = st && st->canon && !st->cb && ledger_is_canonical(s, n);
+	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
+	if (ps->rc < 0 || !key || !m || !f->mac.p || f->mac_member[0] != ',')
+		return;
+	/* The canonical row without mac is the line minus that member. */
+	if (chain_mac2_hex(m, key, s, (size_t)(f->mac_member - s), f->mac_end,
+			   n - (size_t)(f->mac_end - s), ps->mac) == 0) {
+		memcpy(ps->key, key, CHAIN_KEY_BYTES);
+		ps->mac_done = true;
+	}
+}
+
+/* ledger_scan_fields, or what a helper already found for this line. */
+static int ledger_fields_of(struct ledger_scan *st, const char *s, size_t n,
+			    struct ledger_fields *f, const char **err)
+{
+	const struct ledger_prescan *ps = st->ahead;
+
+	if (!ps)
+		return ledger_scan_fields(s, n, f, err);
+	*f = ps->f;
+	*err = ps->err;
+	return ps->rc;
+}
+
+/* Take the case from row 1's token: derive the key, remember the token. */
+static enum lf_err ledger_take_case(struct ledger_scan *st,
+				    const struct ledger_tok *t,
+				    struct lf_why *why)
+{
+	json_t *v =
+		json_loadb(t->p, t->n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+
+	if (!json_is_string(v)) {
+		json_decref(v);
+		return lf_fail(why, LF_VERIFY, "row 1: case_id is malformed");
+	}
+	if (st->host_key)
+		chain_case_key(st->host_key, json_string_value(v),
+			       st->case_key);
+	json_decref(v);
+	st->case_tok = malloc(t->n);
+	if (!st->case_tok)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	memcpy(st->case_tok, t->p, t->n);
+	st->case_tok_len = t->n;
+	return LF_OK;
+}
+
+static enum lf_err ledger_check_mac(struct ledger_scan *st,
+				    const unsigned char *key, const char *s,
+				    size_t n, const struct ledger_fields *f,
+				    unsigned long long r, struct lf_why *why)
+{
+	size_t head = (size_t)(f->mac_member - s);
+	size_t tail = n - (size_t)(f->mac_end - s);
+	char want[CHAIN_HEX_LEN + 1], got[CHAIN_HEX_LEN + 1];
+
+	const struct ledger_prescan *ps = st->ahead;
+
+	if (ps && ps->mac_done && ps->f.mac_end == f->mac_end &&
+	    memcmp(ps->key, key, CHAIN_KEY_BYTES) == 0) {
+		/* A helper hashed it under this very key. */
+		memcpy(want, ps->mac, sizeof(want));
+	} else {
+		if (!st->mac && !(st->mac = chain_mac_new()))
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		/* The canonical row without mac is the line minus that member. */
+		chain_mac2_hex(st->mac, key, s, head, f->mac_end, tail, want);
+	}
+	memcpy(got, f->mac.p + 1, CHAIN_HEX_LEN);
+	got[CHAIN_HEX_LEN] = '\0';
+	if (!chain_equal(want, got))
+		return lf_fail(why, LF_VERIFY, "row %llu: mac does not match",
+			       r);
+	return LF_OK;
+}
+
+/* Did a helper find this line canonical already (ledger_prescan)? */
+static bool ledger_canonical_ahead(const struct ledger_scan *st)
+{
+	return st->ahead && st->ahead->canonical;
+}
+
+/* Parse a row, insist it re-serializes to the same bytes, hand it to cb. */
+static enum lf_err ledger_parse_row(struct ledger_scan *st, const char *s,
+				    size_t n, long long off,
+				    unsigned long long r, bool canon,
+				    struct lf_why *why)
+{
+	json_error_t jerr;
+	json_t *row;
+	char *again = NULL;
+	enum lf_err rc = LF_VERIFY;
+	int cbrc;
+
+	/* An authentic row: only what its reader asked for (ledger.h). */
+	row = !canon && st->members ? ledger_scan_members(s, n, st->members)
+				    : NULL;
+	if (!row)
+		row = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+				 &jerr);
+	if (!row) {
+		lf_fail(why, LF_VERIFY, "row %llu: not valid JSON (%s)", r,
+			jerr.text);
+		goto out;
+	}
+	/*
+	 * A row whose MAC matched was written by the key's holder, in
+	 * canonical form: serializing it again would only double the cost
+	 * of a restart (ledgerfs(8), RESTART).
+	 */
+	if (canon) {
+		again = ledger_canonical(row);
+		if (!again) {
+			rc = lf_fail(why, LF_NOMEM, "out of memory");
+			goto out;
+		}
+		if (strlen(again) != n || memcmp(again, s, n) != 0) {
+			lf_fail(why, LF_VERIFY,
+				"row %llu: not in canonical form", r);
+			goto out;
+		}
+	}
+	if (st->cb) {
+		cbrc = st->cb(st->ctx, row, off, n);
+		if (cbrc) {
+			rc = lf_fail(why, (enum lf_err)cbrc,
+				     "row %llu: refused by the reader (%s)", r,
+				     lf_err_name((enum lf_err)cbrc));
+			goto out;
+		}
+	}
+	rc = LF_OK;
+out:
+	free(again);
+	json_decref(row);
+	return rc;
+}
+
+/*
+ * Which key checks row r's MAC (ledgerfs-ledger(5) SEALS): the case key
+ * in a ledger without seals; in a sealed one, K(epoch) when the keys
+ * held reach it, else none.  *key NULL: not checked.
+ */
+static enum lf_err ledger_seal_row(struct ledger_scan *st, const char *s,
+				   size_t n, const struct ledger_fields *f,
+				   unsigned long long r,
+				   const unsigned char **key,
+				   struct lf_why *why)
+{
+	enum lf_err rc;
+
+	*key = NULL;
+	if (r == 1 && f->epoch.p) {
+		rc = ratchet_walk_begin(&st->walk, s, n, why);
+		if (rc)
+			return rc;
+		st->sealed = true;
+	}
+	if (!st->sealed) {
+		if (f->epoch.p)
+			return lf_fail(
+				why, LF_VERIFY,
+				"row %llu: an epoch in a ledger without seals",
+				r);
+		if (st->host_key) {
+			*key = st->case_key;
+			st->walk.mac_rows++;
+		}
+		return LF_OK;
+	}
+	return ratchet_walk_epoch(&st->walk, r, f->epoch.p, f->epoch.n, key,
+				  why);
+}
+
+/* All checks of one complete line (without its newline), in order. */
+enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
+			      long long off, struct lf_why *why)
+{
+	unsigned long long r = st->row + 1, got;
+	const unsigned char *key = NULL;
+	struct ledger_fields f;
+	const char *err = NULL;
+	enum lf_err rc;
+
+	if (n > LEDGER_MAX_LINE)
+		return lf_fail(why, LF_VERIFY, "row %llu: line over 64 MiB", r);
+	if (ledger_fields_of(st, s, n, &f, &err) < 0)
+		return lf_fail(why, LF_VERIFY, "row %llu: %s", r, err);
+	if (!f.row.p || !ledger_is_str(&f.case_id) || !f.prev.p || !f.mac.p ||
+	    !ledger_is_str(&f.time) || !ledger_is_str(&f.phase))
+		return lf_fail(
+			why, LF_VERIFY,
+			"row %llu: a required member (case_id, row, time, phase, prev, mac) is missing or not a string",
+			r);
+	got = ledger_row_number(&f.row);
+	if (got != r)
+		return lf_fail(why, LF_VERIFY,
+			       "row %llu: row number %.*s, expected %llu", r,
+			       (int)(f.row.n > 24 ? 24 : f.row.n), f.row.p, r);
+	if (!st->case_tok) {
+		rc = ledger_take_case(st, &f.case_id, why);
+		if (rc)
+			return rc;
+	} else if (f.case_id.n != st->case_tok_len ||
+		   memcmp(f.case_id.p, st->case_tok, f.case_id.n) != 0) {
+		return lf_fail(
+			why, LF_VERIFY, "row %llu: case_id %.*s, expected %.*s",
+			r, (int)(f.case_id.n > 64 ? 64 : f.case_id.n),
+			f.case_id.p,
+			(int)(st->case_tok_len > 64 ? 64 : st->case_tok_len),
+			st->case_tok);
+	}
+	if (f.prev.n != CHAIN_HEX_LEN + 2 ||
+	    memcmp(f.prev.p + 1, st->prev, CHAIN_HEX_LEN) != 0 ||
+	    f.prev.p[0] != '"' || f.prev.p[CHAIN_HEX_LEN + 1] != '"') {
+		if (r == 1)
+			return lf_fail(why, LF_VERIFY,
+				       "row 1: prev is not 64 zeros");
+		return lf_fail(why, LF_VERIFY,
+			       "row %llu: prev does not match row %llu", r,
+			       r - 1);
+	}
+	if (!ledger_is_hex_tok(&f.mac) || f.mac_member[0] != ',')
+		return lf_fail(why, LF_VERIFY, "row %llu: mac is malformed", r);
+	rc = ledger_seal_row(st, s, n, &f, r, &key, why);
+	if (rc)
+		return rc;
+	if (key) {
+		rc = ledger_check_mac(st, key, s, n, &f, r, why);
+		if (rc)
+			return rc;
+	}
+	/*
+	 * With no key at all, canonical form stands in for the MAC.  With a
+	 * key, a row it cannot reach (an earlier epoch) is held by the chain
+	 * alone: re-serializing it would prove nothing a rewriter could not
+	 * also do, and would make restart and verify ten times slower.
+	 */
+	if (st->cb || (st->canon && !ledger_canonical_ahead(st))) {
+		rc = ledger_parse_row(st, s, n, off, r, st->canon && !key, why);
+		if (rc)
+			return rc;
+	}
+	if (st->sealed)
+		ratchet_walk_done(&st->walk, f.phase.p, f.phase.n);
+	if (st->ahead_hex)
+		memcpy(st->prev, st->ahead_hex, sizeof(st->prev));
+	else
+		chain_sha256_hex(s, n, st->prev);
+	st->row = r;
+	return LF_OK;
+}
+
+/* The expected case as a canonical JSON string token. */
+enum lf_err ledger_expect_case(struct ledger_scan *st, const char *case_id,
+			       struct lf_why *why)
+{
+	json_t *s = json_string(case_id);
+
+	if (!s)
+		return lf_fail(why, LF_VERIFY, "case id is not valid UTF-8");
+	st->case_tok = json_dumps(s, JSON_ENCODE_ANY | JSON_COMPACT);
+	json_decref(s);
+	if (!st->case_tok)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	st->case_tok_len = strlen(st->case_tok);
+	if (st->host_key)
+		chain_case_key(st->host_key, case_id, st->case_key);
+	return LF_OK;
+}

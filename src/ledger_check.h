@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ledger_check.h - the state of one ledger scan and the checks of one
+ * line (ledger_check.c), shared with the reading of the file
+ * (ledger_verify.c); not for other modules.
+ */
+#ifndef LF_LEDGER_CHECK_H
+#define LF_LEDGER_CHECK_H
+
+#include "ledger.h"
+#include "ledger_scan.h"
+
+/* The running state of one scan. */
+struct ledger_scan {
+	const unsigned char *host_key;
+	unsigned char case_key[CHAIN_KEY_BYTES];
+	char *case_tok; /* expected case_id as a JSON string token */
+	size_t case_tok_len;
+	unsigned long long row; /* rows verified so far */
+	char prev[CHAIN_HEX_LEN + 1];
+	ledger_row_cb cb;
+	void *ctx;
+	const char *const *members; /* ledger_reader */
+	bool sealed; /* row 1 has an epoch: forward-secure seals */
+	bool canon;  /* no key at all: check canonical form instead */
+	struct ratchet_walk walk;
+	struct chain_mac *mac; /* the key's pads, hashed once */
+	/* The line being checked as read ahead (ledger_hashes.h), or NULL. */
+	const struct ledger_prescan *ahead;
+	const char *ahead_hex;
+};
+
+/*
+ * A line's members as a thread reading ahead found them
+ * (ledger_hashes.h), and its MAC under the key the batch expected, when
+ * there was one.
+ */
+struct ledger_prescan {
+	struct ledger_fields f;
+	const char *err;
+	int rc;
+	bool mac_done;
+	bool canonical; /* parsed, and in canonical form (keyless scans) */
+	unsigned char key[CHAIN_KEY_BYTES];
+	char mac[CHAIN_HEX_LEN + 1];
+};
+
+/*
+ * A thread reading ahead works out one line into its slot (a struct
+ * ledger_prescan): its members, and its MAC under key when there is one
+ * (a ledger_hashes_prep of ledger_hashes.h; ctx is the scan).
+ */
+void ledger_prescan(void *slot, const char *s, size_t n,
+		    const unsigned char *key, struct chain_mac *m,
+		    const void *ctx);
+
+/*
+ * Check the line s[0..n) at file offset off as the next row: its chain,
+ * number, case, seal epoch and MAC, then hand it to the reader.  LF_OK,
+ * or LF_VERIFY (LF_NOMEM, a reader's refusal) with why.
+ */
+enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
+			      long long off, struct lf_why *why);
+
+/* Expect case_id in every row (and derive its key when there is one). */
+enum lf_err ledger_expect_case(struct ledger_scan *st, const char *case_id,
+			       struct lf_why *why);
+
+#endif
