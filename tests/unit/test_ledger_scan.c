@@ -150,6 +150,7 @@ Test(ledger_scan, only_the_wanted_members_are_taken_each_as_jansson_reads_it)
 		{"{\"obj\":{\"k\":\"v\",\"l\":[null]},\"real\":1.5,\"n\":0}",
 		 "{\"n\":0,\"obj\":{\"k\":\"v\",\"l\":[null]},\"real\":1.5}"},
 		{"{\"other\":1}", "{}"},
+		{"{\"neg\":-0,\"n\":-12}", "{\"n\":-12,\"neg\":0}"},
 		{"{\"n\":12345678901234567890123}", NULL}, /* past an integer */
 		{"{\"n\":01}", NULL},			   /* a leading zero */
 		{"{\"n\":-}", NULL},
