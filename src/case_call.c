@@ -3,7 +3,7 @@
  * case_call.c - the target's side of a case (ledgerfs(8) THE VIEW and
  * PROTOCOL): register, call, result.  Each accepted line becomes a ledger
  * row that is durable before the target learns anything; each refused line
- * becomes a bounded `refused` row and the text of `error`.
+ * becomes a bounded `refused` row and the text of `error` (case_gate.c).
  */
 #include "case_int.h"
 
@@ -15,58 +15,6 @@
 #include "jsoneq.h"
 #include "request.h"
 
-static const char *const input_names[] = {
-	[CASE_IN_REQUEST] = "request",
-	[CASE_IN_RESULT] = "result",
-	[CASE_IN_REGISTER] = "register",
-};
-
-/*
- * The ledger cap (ledgerfs(8) LIMITS, --max-ledger).  A row is measured
- * as its canonical text plus what ledger_append adds (case_id, row, time,
- * prev, mac: under 400 bytes; the rest is slack).  The case keeps free
- * the rows it still owes: case_closed and a turn row, one
- * completion_missing row per passed call still pending, and, until it
- * has one, the over_limit row.
- */
-#define ROW_OVERHEAD 1024
-#define CLOSE_ROOM   4096
-#define MISSING_ROW_MAX                                                        \
-	(ROW_OVERHEAD + 512 + 6 * (REQUEST_CALL_ID_MAX + REQUEST_TOOL_MAX))
-#define LIMIT_ROW_MAX(l) (2ULL * (l) + 4096)
-
-unsigned long long case_min_ledger(size_t max_line)
-{
-	return CLOSE_ROOM + LIMIT_ROW_MAX(max_line) + 64 * 1024;
-}
-
-static unsigned long long row_bytes(const json_t *row)
-{
-	return json_dumpb(row, NULL, 0, JSON_COMPACT | JSON_SORT_KEYS) +
-	       ROW_OVERHEAD;
-}
-
-/*
- * Does a row of `bytes` fit under the cap, with what the case owes after
- * it (`released`: bytes of that debt the row itself settles)?
- */
-static bool case_fits(const struct lf_case *c, unsigned long long bytes,
-		      unsigned long long released)
-{
-	unsigned long long owed =
-		CLOSE_ROOM + (unsigned long long)c->n_pending * MISSING_ROW_MAX;
-
-	if (!c->over_limit)
-		owed += LIMIT_ROW_MAX(c->lim.max_line);
-	return (unsigned long long)ledger_size(c->ledger) + owed + bytes <=
-	       c->lim.max_ledger + released;
-}
-
-bool case_fits_result(const struct lf_case *c, const json_t *row)
-{
-	return case_fits(c, row_bytes(row), MISSING_ROW_MAX);
-}
-
 /*
  * A call's decision row always leaves the over_limit row's room, even
  * once that row was written: a restart cannot tell which limit wrote
@@ -77,129 +25,6 @@ static bool case_fits_call(const struct lf_case *c, unsigned long long bytes)
 	return case_fits(
 		c, bytes + (c->over_limit ? LIMIT_ROW_MAX(c->lim.max_line) : 0),
 		0);
-}
-
-/* target/error: the latest failure of a target write, whatever its cause. */
-static void case_note_error(struct lf_case *c, enum case_input in,
-			    enum lf_err code, const char *reason)
-{
-	c->error_code = code;
-	case_set_str(&c->error, "%s: %s", input_names[in],
-		     reason && *reason ? reason : lf_err_name(code));
-}
-
-static const char *why_msg(const struct lf_why *why)
-{
-	return why ? why->msg : NULL;
-}
-
-/*
- * The refusal path, under the case lock.  Rows are bounded per case so a
- * flood cannot grow the host's disk; past the bound only the counter
- * moves (it is reported in status and in case_closed).  The input is
- * recorded by length and digest only: it is untrusted and may be huge.
- */
-static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
-				      enum lf_err code, const char *reason,
-				      const char *input, size_t len,
-				      const char *call_id)
-{
-	char digest[CHAIN_HEX_LEN + 1];
-	json_t *row;
-	struct lf_why ignored;
-	bool registration = code == LF_BAD_TOKEN || code == LF_NOT_READY;
-
-	c->refused++;
-	case_note_error(c, in, code, reason);
-	if (c->refused_rows >= c->lim.max_refused)
-		return code;
-	if (ledger_broken(c->ledger))
-		return code; /* the ledger itself failed: nothing to append */
-	chain_sha256_hex(input ? input : "", input ? len : 0, digest);
-	row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "phase",
-			registration ? "registration_refused" : "refused",
-			"input", input_names[in], "refusal", lf_err_name(code),
-			"reason", reason, "input_bytes", (json_int_t)len,
-			"input_sha256", digest, "turn", (json_int_t)c->turn);
-	if (!row)
-		return code;
-	if (call_id)
-		json_object_set_new(row, "call_id", json_string(call_id));
-	/* Past the ledger cap a refusal is counted, not recorded. */
-	if (!case_fits(c, row_bytes(row), 0)) {
-		json_decref(row);
-		return code;
-	}
-	/* A failed append fails the case, as any other would. */
-	if (case_append(c, row, NULL, NULL, &ignored) == LF_OK)
-		c->refused_rows++;
-	json_decref(row);
-	return code;
-}
-
-static bool case_is_over(const struct lf_case *c)
-{
-	return c->state == CASE_CLOSED || c->state == CASE_FAILED;
-}
-
-/* Closed means closed: after case_closed no row, only the reason. */
-static enum lf_err case_refuse_closed(struct lf_case *c, enum case_input in,
-				      struct lf_why *why)
-{
-	struct lf_why mine;
-
-	lf_fail(&mine, LF_CLOSED, "case %s is %s", c->name,
-		case_state_name(c->state));
-	if (why)
-		*why = mine;
-	case_note_error(c, in, LF_CLOSED, mine.msg);
-	return LF_CLOSED;
-}
-
-enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
-			const char *reason, const char *input, size_t input_len)
-{
-	pthread_mutex_lock(&c->lock);
-	if (case_is_over(c))
-		code = case_refuse_closed(c, in, NULL);
-	else
-		case_refuse_locked(c, in, code, reason, input, input_len, NULL);
-	pthread_mutex_unlock(&c->lock);
-	return code;
-}
-
-enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
-			     struct lf_why *why)
-{
-	enum lf_err e = LF_OK;
-
-	pthread_mutex_lock(&c->lock);
-	if (case_is_over(c))
-		e = case_refuse_closed(c, in, why);
-	pthread_mutex_unlock(&c->lock);
-	return e;
-}
-
-/* Refuse with why's text; keeps why for the caller. */
-static enum lf_err refuse_why(struct lf_case *c, enum case_input in,
-			      enum lf_err code, struct lf_why *why,
-			      const char *line, size_t len, const char *id)
-{
-	return case_refuse_locked(c, in, code, why->msg, line, len, id);
-}
-
-/* A closed case refuses everything the target writes (EPIPE), rowless. */
-static enum lf_err case_gate(struct lf_case *c, enum case_input in,
-			     const char *line, size_t len, struct lf_why *why)
-{
-	if (case_is_over(c))
-		return case_refuse_closed(c, in, why);
-	if (in != CASE_IN_REGISTER && c->state != CASE_REGISTERED) {
-		lf_fail(why, LF_UNREGISTERED,
-			"the target has not registered with case %s", c->name);
-		return refuse_why(c, in, LF_UNREGISTERED, why, line, len, NULL);
-	}
-	return LF_OK;
 }
 
 static void digest_of(const char *text, char out[CHAIN_HEX_LEN + 1])
@@ -217,12 +42,12 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	bool id_ok, token_ok;
 
 	pthread_mutex_lock(&c->lock);
-	e = case_gate(c, CASE_IN_REGISTER, line, len, why);
+	e = case_gate_locked(c, CASE_IN_REGISTER, line, len, why);
 	if (e != LF_OK)
 		goto out;
 	e = request_parse_register(line, len, c->lim.max_line, &reg, why);
 	if (e != LF_OK) {
-		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
 		goto out;
 	}
 	/* Both are compared always, so timing does not tell which was wrong. */
@@ -231,7 +56,7 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	if (!id_ok || !token_ok) {
 		e = lf_fail(why, LF_BAD_TOKEN, "registration refused: %s",
 			    !id_ok ? "wrong case id" : "wrong token");
-		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
 		goto out;
 	}
 	if (c->state == CASE_REGISTERED)
@@ -241,7 +66,7 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 			why, LF_NOT_READY,
 			"registration refused: case %s has no valid policy yet",
 			c->name);
-		refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
 		goto out;
 	}
 	digest_of(c->pdoc ? c->pdoc->text : NULL, pd);
@@ -264,7 +89,7 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 		c->state = CASE_REGISTERED;
 out:
 	if (e != LF_OK)
-		case_note_error(c, CASE_IN_REGISTER, e, why_msg(why));
+		case_note_error(c, CASE_IN_REGISTER, e, case_why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }
@@ -354,8 +179,8 @@ static bool case_duplicate(struct lf_case *c, const struct request_call *rc,
 	if (!case_find_call(c, rc->call_id))
 		return false;
 	lf_fail(why, LF_DUPLICATE, "duplicate call id '%s'", rc->call_id);
-	refuse_why(c, CASE_IN_REQUEST, LF_DUPLICATE, why, line, len,
-		   rc->call_id);
+	case_refuse_why(c, CASE_IN_REQUEST, LF_DUPLICATE, why, line, len,
+			rc->call_id);
 	return true;
 }
 
@@ -375,7 +200,7 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 	enum lf_err e = LF_OK;
 
 	if (!c->ledger_full && c->ncalls < c->lim.max_calls &&
-	    !case_fits_call(c, row_bytes(*row) + MISSING_ROW_MAX))
+	    !case_fits_call(c, case_row_bytes(*row) + MISSING_ROW_MAX))
 		c->ledger_full = true;
 	if (c->ncalls >= c->lim.max_calls || c->ledger_full)
 		goto over;
@@ -391,9 +216,9 @@ static enum lf_err case_decide(struct lf_case *c, const struct request_call *rc,
 	}
 	if (e != LF_OK)
 		return e;
-	if (case_fits_call(c, row_bytes(*row) + (*mode == LF_MODE_PASS
-							 ? MISSING_ROW_MAX
-							 : 0))) {
+	if (case_fits_call(c, case_row_bytes(*row) + (*mode == LF_MODE_PASS
+							      ? MISSING_ROW_MAX
+							      : 0))) {
 		*reply = decision_reply(*row);
 		return LF_OK;
 	}
@@ -429,12 +254,12 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 
 	*reply = NULL;
 	pthread_mutex_lock(&c->lock);
-	e = case_gate(c, CASE_IN_REQUEST, line, len, why);
+	e = case_gate_locked(c, CASE_IN_REQUEST, line, len, why);
 	if (e != LF_OK)
 		goto unlock;
 	e = request_parse_call(line, len, c->lim.max_line, &rc, why);
 	if (e != LF_OK) {
-		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, NULL);
+		case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len, NULL);
 		goto unlock;
 	}
 	if (case_duplicate(c, &rc, line, len, why)) {
@@ -449,7 +274,7 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 				     &limit_why);
 		pthread_mutex_lock(&c->lock);
 		/* Meanwhile the case may have closed, or the id been used. */
-		e = case_gate(c, CASE_IN_REQUEST, line, len, why);
+		e = case_gate_locked(c, CASE_IN_REQUEST, line, len, why);
 		if (e != LF_OK)
 			goto out;
 		if (case_duplicate(c, &rc, line, len, why)) {
@@ -467,7 +292,8 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 			reply, &record, why);
 	/* ASSERT's HTTP 400: refused, recorded, the id not used up. */
 	if (e == LF_EINVAL_JSON)
-		refuse_why(c, CASE_IN_REQUEST, e, why, line, len, rc.call_id);
+		case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
+				rc.call_id);
 	if (e != LF_OK)
 		goto out;
 	if (!*reply) {
@@ -504,7 +330,7 @@ out:
 	request_call_clear(&rc);
 unlock:
 	if (e != LF_OK)
-		case_note_error(c, CASE_IN_REQUEST, e, why_msg(why));
+		case_note_error(c, CASE_IN_REQUEST, e, case_why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }
@@ -578,7 +404,7 @@ static enum lf_err case_result_locked(struct lf_case *c,
 	json_decref(dec);
 	if (!row)
 		return lf_fail(why, LF_NOMEM, "out of memory");
-	if (!case_fits(c, row_bytes(row), MISSING_ROW_MAX)) {
+	if (!case_fits(c, case_row_bytes(row), MISSING_ROW_MAX)) {
 		json_decref(row);
 		return lf_fail(why, LF_LEDGER_FULL,
 			       "result of call '%s' does not fit under the "
@@ -600,21 +426,22 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
 	enum lf_err e;
 
 	pthread_mutex_lock(&c->lock);
-	e = case_gate(c, CASE_IN_RESULT, line, len, why);
+	e = case_gate_locked(c, CASE_IN_RESULT, line, len, why);
 	if (e != LF_OK)
 		goto unlock;
 	e = request_parse_result(line, len, c->lim.max_line, &rr, why);
 	if (e != LF_OK) {
-		refuse_why(c, CASE_IN_RESULT, e, why, line, len, NULL);
+		case_refuse_why(c, CASE_IN_RESULT, e, why, line, len, NULL);
 		goto unlock;
 	}
 	e = case_result_locked(c, &rr, line, len, why);
 	if (e != LF_OK && e != LF_IO)
-		refuse_why(c, CASE_IN_RESULT, e, why, line, len, rr.call_id);
+		case_refuse_why(c, CASE_IN_RESULT, e, why, line, len,
+				rr.call_id);
 	request_result_clear(&rr);
 unlock:
 	if (e != LF_OK)
-		case_note_error(c, CASE_IN_RESULT, e, why_msg(why));
+		case_note_error(c, CASE_IN_RESULT, e, case_why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;
 }

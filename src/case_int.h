@@ -91,8 +91,44 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 			   char **reply, struct lf_why *why);
 /* The reply of a recorded call, with a host-executed result.  Lock held. */
 char *case_reply_of(struct lf_case *c, const struct call_entry *e);
-/* case_call.c: does a passed call's result row fit under the cap? */
+/*
+ * case_gate.c: the target's refusals and the ledger cap (ledgerfs(8)
+ * LIMITS).  A row is measured as its canonical text plus what
+ * ledger_append adds (case_id, row, time, prev, mac: under 400 bytes; the
+ * rest is slack).  The case keeps free the rows it still owes: case_closed
+ * and a turn row, one completion_missing row per passed call still
+ * pending, and, until it has one, the over_limit row.
+ */
+#define ROW_OVERHEAD 1024
+#define CLOSE_ROOM   4096
+#define MISSING_ROW_MAX                                                        \
+	(ROW_OVERHEAD + 512 + 6 * (REQUEST_CALL_ID_MAX + REQUEST_TOOL_MAX))
+#define LIMIT_ROW_MAX(l) (2ULL * (l) + 4096)
+/* The bytes a row takes in the ledger, as the cap counts them. */
+unsigned long long case_row_bytes(const json_t *row);
+/*
+ * Does a row of `bytes` fit under the cap, with what the case owes after
+ * it (`released`: bytes of that debt the row itself settles)?
+ */
+bool case_fits(const struct lf_case *c, unsigned long long bytes,
+	       unsigned long long released);
+/* Does a passed call's result row fit under the cap? */
 bool case_fits_result(const struct lf_case *c, const json_t *row);
+/* target/error: the latest failure of a target write.  Lock held. */
+void case_note_error(struct lf_case *c, enum case_input in, enum lf_err code,
+		     const char *reason);
+/* why's text, or NULL for no why. */
+const char *case_why_msg(const struct lf_why *why);
+/* Refuse the line with why's text (a bounded row); keeps why.  Lock held. */
+enum lf_err case_refuse_why(struct lf_case *c, enum case_input in,
+			    enum lf_err code, struct lf_why *why,
+			    const char *line, size_t len, const char *id);
+/*
+ * A closed case refuses everything the target writes (EPIPE, rowless);
+ * an unregistered target is refused anything but register.  Lock held.
+ */
+enum lf_err case_gate_locked(struct lf_case *c, enum case_input in,
+			     const char *line, size_t len, struct lf_why *why);
 
 /* case.c */
 void case_set_str(char **field, const char *fmt, ...)
