@@ -57,6 +57,61 @@ static void load_hash_docs(struct load_ctx *lc, const json_t *meta)
 }
 
 /*
+ * The members a replayed row is read by, and the only way it is read: a
+ * row reaches the loader holding only these (ledger_reader in ledger.h),
+ * so a member read any other way would read as absent.
+ */
+enum replay_member {
+	RM_POLICY_SHA256, /* the three bound documents, as bound_docs */
+	RM_MOCKS_SHA256,
+	RM_TOOLS_SHA256,
+	RM_PHASE,
+	RM_CALL_ID,
+	RM_TOOL,
+	RM_MODE,
+	RM_OVER_LIMIT,
+	RM_MOCK_RULE,
+	RM_SCENARIO_STATE,
+	RM_SEQUENCE,
+	RM_EXECUTOR,
+	RM_TURN,
+	RM_STATE,
+	RM_REASON,
+	RM_COUNTS,
+	RM_COUNT
+};
+
+static const char *const replay_members[RM_COUNT + 1] = {
+	[RM_POLICY_SHA256] = "policy_sha256",
+	[RM_MOCKS_SHA256] = "mocks_sha256",
+	[RM_TOOLS_SHA256] = "tools_sha256",
+	[RM_PHASE] = "phase",
+	[RM_CALL_ID] = "call_id",
+	[RM_TOOL] = "tool",
+	[RM_MODE] = "mode",
+	[RM_OVER_LIMIT] = "over_limit",
+	[RM_MOCK_RULE] = "mock_rule",
+	[RM_SCENARIO_STATE] = "scenario_state",
+	[RM_SEQUENCE] = "sequence",
+	[RM_EXECUTOR] = "executor",
+	[RM_TURN] = "turn",
+	[RM_STATE] = "state",
+	[RM_REASON] = "reason",
+	[RM_COUNTS] = "counts",
+	[RM_COUNT] = NULL,
+};
+
+static json_t *replay_get(const json_t *row, enum replay_member m)
+{
+	return json_object_get(row, replay_members[m]);
+}
+
+static const char *replay_str(const json_t *row, enum replay_member m)
+{
+	return json_string_value(replay_get(row, m));
+}
+
+/*
  * A `registered` row binds the policy and the mocks (a missing
  * mocks_sha256 means none), and the tools when it names them; a
  * `case_opened` row binds whatever hashes it carries.
@@ -68,11 +123,9 @@ static void load_check_bound(struct load_ctx *lc, const json_t *row,
 	size_t i;
 
 	for (i = 0; i < 3 && !lc->tampered; i++) {
-		char key[32];
-		const char *want;
+		const char *key = replay_members[RM_POLICY_SHA256 + i];
+		const char *want = replay_str(row, RM_POLICY_SHA256 + i);
 
-		snprintf(key, sizeof(key), "%s_sha256", bound_docs[i]);
-		want = json_string_value(json_object_get(row, key));
 		if (!want && !(registered && i < 2))
 			continue;
 		if (strcmp(want ? want : "", lc->have[i]) == 0)
@@ -160,68 +213,53 @@ out:
 static void case_replay_decision(struct lf_case *c, const json_t *row,
 				 long long off, size_t len)
 {
-	const char *id = json_string_value(json_object_get(row, "call_id"));
-	const char *tool = json_string_value(json_object_get(row, "tool"));
-	const char *mname = json_string_value(json_object_get(row, "mode"));
+	const char *id = replay_str(row, RM_CALL_ID);
+	const char *tool = replay_str(row, RM_TOOL);
+	const char *mname = replay_str(row, RM_MODE);
 	enum lf_mode mode;
 	struct lf_why why;
 	struct call_entry *e;
 
 	if (!id || !tool || !mname || policy_parse_mode(mname, &mode) < 0)
 		return;
-	if (json_is_true(json_object_get(row, "over_limit"))) {
+	if (json_is_true(replay_get(row, RM_OVER_LIMIT))) {
 		c->over_limit++;
 		case_add_call(c, id, (uint32_t)c->ncalls + 1, mode, off, len);
 		return;
 	}
 	/* A fact, not a question: the rule the call was served by. */
 	if (mode == LF_MODE_MOCK &&
-	    json_is_integer(json_object_get(row, "mock_rule")))
-		mocks_state_replay(CASE_MOCKS(c), c->mstate, tool,
-				   (int)json_integer_value(
-					   json_object_get(row, "mock_rule")),
-				   json_string_value(json_object_get(
-					   row, "scenario_state")),
-				   &why);
+	    json_is_integer(replay_get(row, RM_MOCK_RULE)))
+		mocks_state_replay(
+			CASE_MOCKS(c), c->mstate, tool,
+			(int)json_integer_value(replay_get(row, RM_MOCK_RULE)),
+			replay_str(row, RM_SCENARIO_STATE), &why);
 	e = case_add_call(
 		c, id,
-		(uint32_t)json_integer_value(json_object_get(row, "sequence")),
+		(uint32_t)json_integer_value(replay_get(row, RM_SEQUENCE)),
 		mode, off, len);
 	/* A pass the host ran: its result is the host's, never the target's. */
 	if (e && mode == LF_MODE_PASS &&
-	    json_is_string(json_object_get(row, "executor")))
+	    json_is_string(replay_get(row, RM_EXECUTOR)))
 		e->host_exec = 1;
 }
 
 static void case_replay_result(struct lf_case *c, const json_t *row,
 			       long long off, size_t len, bool missing)
 {
-	const char *id = json_string_value(json_object_get(row, "call_id"));
+	const char *id = replay_str(row, RM_CALL_ID);
 	struct call_entry *e = id ? case_find_call(c, id) : NULL;
 
 	if (e && e->completion == CALL_PENDING)
 		case_settle_call(c, e, missing, off, len);
 }
 
-/*
- * Every member case_replay_row and what it calls read: a row reaches it
- * holding only these (ledger_reader in ledger.h).  A member read below
- * and missing here would read as absent.
- */
-static const char *const replay_members[] = {
-	"phase",      "call_id",       "tool",		 "mode",
-	"over_limit", "mock_rule",     "scenario_state", "sequence",
-	"executor",   "turn",	       "state",		 "reason",
-	"counts",     "policy_sha256", "mocks_sha256",	 "tools_sha256",
-	NULL,
-};
-
 static int case_replay_row(void *ctx, const json_t *row, long long off,
 			   size_t len)
 {
 	struct load_ctx *lc = ctx;
 	struct lf_case *c = lc->c;
-	const char *phase = json_string_value(json_object_get(row, "phase"));
+	const char *phase = replay_str(row, RM_PHASE);
 
 	if (!phase)
 		return 0;
@@ -242,14 +280,12 @@ static int case_replay_row(void *ctx, const json_t *row, long long off,
 		c->refused_rows++;
 	} else if (strcmp(phase, "turn") == 0) {
 		c->turn = (unsigned long)json_integer_value(
-				  json_object_get(row, "turn")) +
+				  replay_get(row, RM_TURN)) +
 			  1;
 	} else if (strcmp(phase, "case_closed") == 0) {
-		const char *st =
-			json_string_value(json_object_get(row, "state"));
-		const char *reason =
-			json_string_value(json_object_get(row, "reason"));
-		json_t *counts = json_object_get(row, "counts");
+		const char *st = replay_str(row, RM_STATE);
+		const char *reason = replay_str(row, RM_REASON);
+		json_t *counts = replay_get(row, RM_COUNTS);
 
 		c->state = st && strcmp(st, "failed") == 0 ? CASE_FAILED
 							   : CASE_CLOSED;

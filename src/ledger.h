@@ -55,9 +55,11 @@ typedef int (*ledger_row_cb)(void *ctx, const json_t *row, long long offset,
 
 /*
  * Who reads a scan's rows.  members, when not NULL, is a NULL-terminated
- * list of top-level member names: a row whose authenticity the scan
- * settled (its MAC, or the chain up to rows that have one) then reaches
- * cb holding only those members, each parsed alone from the line.  A
+ * list of top-level member names: a row the scan vouches for with a key
+ * (its MAC; a row of an epoch no key held reaches, the chain to the rows
+ * after it, and a scan that fails there fails the whole read) then
+ * reaches cb holding only those members, each parsed alone from the
+ * line.  A
  * daemon starting needs a dozen small members of rows whose arguments
  * and results are most of their bytes (ledgerfs(8) RESTART).  Rows
  * checked by their canonical form alone are parsed whole.
