@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -34,10 +35,17 @@ enum { W_WAIT, W_DONE, W_LEAD };
 struct commit_waiter {
 	int fd;
 	bool data_only; /* its write overwrote bytes already on disk */
+	bool barrier;	/* writes nothing: waits for what is pending */
 	const struct journal_row *row; /* the row, for the journal */
 	int rc;			       /* written before state becomes W_DONE */
 	bool taken; /* in a flush's batch (under the group lock) */
 	atomic_int state;
+	/* A row that nobody waits for (commit_group_enqueue): heap-held. */
+	commit_done_fn done;
+	void *arg;
+	atomic_int *failed; /* its ledger's: the first flush error */
+	atomic_int *untold; /* its group's count */
+	struct journal_row own_row;
 	struct commit_waiter *next;
 };
 
@@ -52,6 +60,14 @@ struct commit_group {
 	struct journal_row *rows; /* a batch's rows, oldest first */
 	size_t rows_cap;
 	bool broken; /* a checkpoint failed: nothing is acknowledged again */
+	/*
+	 * Rows nobody waits for, left pending when a waiter's lead ends: a
+	 * thread of the group's own leads their flush (commit_lead).
+	 */
+	pthread_t helper;
+	pthread_cond_t helper_cond;
+	bool helper_started, helper_due, helper_stop;
+	atomic_int untold; /* rows nobody waits for, not yet told */
 };
 
 /* Filesystems whose syncfs writes every dirty file and flushes the disk. */
@@ -87,6 +103,7 @@ struct commit_group *commit_group_new(int fs_fd)
 	if (!g)
 		return NULL;
 	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->helper_cond, NULL);
 	g->fs_fd = fs_fd;
 	name = commit_fs_name(fs_fd);
 	/* Their fdatasync flushes the disk's cache even with nothing to write. */
@@ -98,6 +115,14 @@ void commit_group_free(struct commit_group *g)
 {
 	if (!g)
 		return;
+	if (g->helper_started) {
+		pthread_mutex_lock(&g->lock);
+		g->helper_stop = true;
+		pthread_cond_signal(&g->helper_cond);
+		pthread_mutex_unlock(&g->lock);
+		pthread_join(g->helper, NULL);
+	}
+	pthread_cond_destroy(&g->helper_cond);
 	journal_close(g->journal);
 	free(g->rows);
 	pthread_mutex_destroy(&g->lock);
@@ -133,16 +158,17 @@ static int commit_write_wait(const struct commit_waiter *w)
  * whose flush of the disk's cache covers every write completed before it.
  * No journal commit: nothing but data changed that a datasync needs.
  */
-static void commit_flush_data(struct commit_waiter *batch)
+static void commit_flush_data(struct commit_waiter *batch, int fd)
 {
 	struct commit_waiter *w;
 	int rc;
 
 	for (w = batch; w; w = w->next)
-		sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		if (!w->barrier)
+			sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	for (w = batch; w; w = w->next)
-		w->rc = commit_write_wait(w);
-	rc = fdatasync(batch->fd) < 0 ? errno : 0;
+		w->rc = w->barrier ? 0 : commit_write_wait(w);
+	rc = fdatasync(fd) < 0 ? errno : 0;
 	for (w = batch; w; w = w->next)
 		if (!w->rc)
 			w->rc = rc;
@@ -155,29 +181,32 @@ static void commit_syncfs(int fs_fd, struct commit_waiter *batch)
 	int rc = syncfs(fs_fd) < 0 ? errno : 0;
 
 	for (w = batch; w; w = w->next)
-		w->rc = rc ? rc : commit_write_wait(w);
+		w->rc = rc ? rc : w->barrier ? 0 : commit_write_wait(w);
 }
 
 static void commit_flush_files(int fs_fd, bool data_flush,
 			       struct commit_waiter *batch)
 {
 	struct commit_waiter *w;
-	int rc;
+	int rc, fd = -1;
 
-	for (w = batch->next; w; w = w->next)
-		if (w->fd != batch->fd)
+	/* Barriers write nothing: the ledgers are the others' descriptors. */
+	for (w = batch; w; w = w->next)
+		if (!w->barrier && (fd < 0 || w->fd == fd))
+			fd = w->fd;
+		else if (!w->barrier)
 			break;
 	if (!w) {
-		rc = fdatasync(batch->fd) < 0 ? errno : 0;
+		rc = fd >= 0 && fdatasync(fd) < 0 ? errno : 0;
 		for (w = batch; w; w = w->next)
 			w->rc = rc;
 		return;
 	}
 	for (w = batch; data_flush && w; w = w->next)
-		if (!w->data_only)
+		if (!w->barrier && !w->data_only)
 			data_flush = false;
 	if (data_flush) {
-		commit_flush_data(batch);
+		commit_flush_data(batch, fd);
 		return;
 	}
 	commit_syncfs(fs_fd, batch);
@@ -208,7 +237,7 @@ static void commit_flush_journal(struct commit_group *g,
 	int rc;
 
 	for (w = batch; w; w = w->next)
-		n++;
+		n += !w->barrier;
 	if (n > g->rows_cap) {
 		struct journal_row *nr = realloc(g->rows, n * sizeof(*nr));
 
@@ -221,12 +250,18 @@ static void commit_flush_journal(struct commit_group *g,
 	}
 	/* The batch lists its newest waiter first. */
 	for (w = batch, i = n; w; w = w->next) {
+		if (w->barrier)
+			continue;
 		if (!w->row) {
 			/* A write the journal cannot hold: flush the files. */
 			commit_flush_files(g->fs_fd, false, batch);
 			return;
 		}
 		g->rows[--i] = *w->row;
+	}
+	if (n == 0) {
+		commit_set_rc(batch, 0);
+		return;
 	}
 	rc = journal_write(g->journal, g->rows, n);
 	if (rc != JOURNAL_FULL) {
@@ -280,55 +315,178 @@ static void commit_wake(struct commit_waiter *w)
 		0);
 }
 
-/* Lead one flush: take the pending batch, flush it, wake its members. */
-static int commit_lead(struct commit_group *g, struct commit_waiter *me)
+/* Has the pending batch a waiter asleep on it (not me)?  Under the lock. */
+static struct commit_waiter *commit_sleeper(struct commit_group *g,
+					    const struct commit_waiter *me)
 {
-	struct commit_waiter *batch, *w, *next, *heir;
+	struct commit_waiter *w;
 
-	/*
-	 * Every waiter in the batch wrote before joining it, and the flush
-	 * starts after this point, so it covers them all.
-	 */
-	batch = g->pending;
-	g->pending = NULL;
-	for (w = batch; w; w = w->next)
-		w->taken = true;
-	g->flushing = true;
-	g->flushes++;
-	pthread_mutex_unlock(&g->lock);
-	commit_flush(g, batch);
-	pthread_mutex_lock(&g->lock);
-	g->flushing = false;
-	/* Rows written during this flush: hand the next one to a waiter. */
-	heir = g->pending;
-	if (heir)
-		atomic_store_explicit(&heir->state, W_LEAD,
-				      memory_order_release);
-	pthread_mutex_unlock(&g->lock);
-	if (heir)
-		commit_wake(heir);
-	for (w = batch; w; w = next) {
-		next = w->next; /* w may return once it is done */
-		if (w == me)
+	for (w = g->pending; w; w = w->next)
+		if (!w->done && w != me)
+			return w;
+	return NULL;
+}
+
+/*
+ * Before the lead passes on: a row nobody waits for that failed marks its
+ * ledger failed, and one whose ledger failed earlier fails too, so no row
+ * of a later batch of that ledger is acknowledged after a lost one,
+ * whichever thread tells its batch first.
+ */
+static void commit_mark_failed(struct commit_waiter *batch)
+{
+	struct commit_waiter *w;
+	int f;
+
+	for (w = batch; w; w = w->next) {
+		if (!w->done)
 			continue;
+		if (w->rc)
+			atomic_store(w->failed, w->rc);
+		else if ((f = atomic_load(w->failed)))
+			w->rc = f;
+	}
+}
+
+/*
+ * Tell a flushed batch: rows nobody waits for through their callback,
+ * oldest first, then the waiters, so a barrier's caller finds every
+ * callback of its batch run.
+ */
+static void commit_tell(struct commit_waiter *batch,
+			const struct commit_waiter *me)
+{
+	struct commit_waiter *w, *next, *rev = NULL, *sleepers = NULL;
+
+	for (w = batch; w; w = next) {
+		next = w->next; /* a sleeper may return once it is done */
+		if (w->done) {
+			w->next = rev;
+			rev = w;
+		} else if (w != me) {
+			w->next = sleepers;
+			sleepers = w;
+		}
+	}
+	for (w = rev; w; w = next) {
+		next = w->next;
+		w->done(w->arg, w->rc);
+		if (atomic_fetch_sub(w->untold, 1) == 1)
+			syscall(SYS_futex, (int *)w->untold, FUTEX_WAKE_PRIVATE,
+				INT32_MAX, NULL, NULL, 0);
+		free(w);
+	}
+	for (w = sleepers; w; w = next) {
+		next = w->next;
 		atomic_store_explicit(&w->state, W_DONE, memory_order_release);
 		commit_wake(w);
 	}
-	return me->rc;
+}
+
+static int commit_lead(struct commit_group *g, struct commit_waiter *me);
+
+/* The group's own thread: leads when a waiter's lead ends (below). */
+static void *commit_helper(void *arg)
+{
+	struct commit_group *g = arg;
+
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		while (!g->helper_due && !g->helper_stop)
+			pthread_cond_wait(&g->helper_cond, &g->lock);
+		if (g->helper_stop)
+			break;
+		g->helper_due = false;
+		if (!g->flushing && g->pending) {
+			commit_lead(g, NULL);
+			pthread_mutex_lock(&g->lock);
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+/*
+ * Under the lock: rows nobody waits for are pending and the thread that
+ * led cannot go on (its caller waits for it).  Hand them to the helper,
+ * started the first time; if it cannot start, go on after all (true).
+ */
+static bool commit_handoff(struct commit_group *g)
+{
+	if (!g->helper_started) {
+		if (pthread_create(&g->helper, NULL, commit_helper, g))
+			return true;
+		g->helper_started = true;
+	}
+	g->helper_due = true;
+	pthread_cond_signal(&g->helper_cond);
+	return false;
+}
+
+/*
+ * Lead flushes, under the lock on entry, unlocked on return: the pending
+ * batch, then, for a kick, the next while only rows nobody waits for are
+ * pending (they have no thread to hand the lead to); a batch with a
+ * waiter asleep on it goes to that waiter.  A waiter that led (me, in the
+ * first batch) returns after one flush, whatever the load: the rows left
+ * go to the group's helper thread.
+ */
+static int commit_lead(struct commit_group *g, struct commit_waiter *me)
+{
+	struct commit_waiter *batch, *w, *heir;
+	bool go_on;
+
+	for (;;) {
+		/*
+		 * Every member of the batch wrote before joining it, and the
+		 * flush starts after this point, so it covers them all.
+		 */
+		batch = g->pending;
+		g->pending = NULL;
+		for (w = batch; w; w = w->next)
+			w->taken = true;
+		g->flushing = true;
+		g->flushes++;
+		pthread_mutex_unlock(&g->lock);
+		commit_flush(g, batch);
+		commit_mark_failed(batch);
+		pthread_mutex_lock(&g->lock);
+		/* Rows written during this flush: hand the next one on. */
+		heir = g->pending ? commit_sleeper(g, NULL) : NULL;
+		go_on = g->pending && !heir && (!me || commit_handoff(g));
+		if (heir)
+			atomic_store_explicit(&heir->state, W_LEAD,
+					      memory_order_release);
+		/* Going on, the lead stays here while the batch is told. */
+		g->flushing = go_on;
+		pthread_mutex_unlock(&g->lock);
+		if (heir)
+			commit_wake(heir);
+		commit_tell(batch, me);
+		if (!go_on)
+			return me ? me->rc : 0;
+		pthread_mutex_lock(&g->lock);
+	}
 }
 
 static int commit_group_wait(struct commit_group *g, int fd, bool data_only,
-			     const struct journal_row *row)
+			     bool barrier, const struct journal_row *row)
 {
-	struct commit_waiter me = {
-		.fd = fd, .data_only = data_only, .row = row};
+	struct commit_waiter me = {.fd = fd,
+				   .data_only = data_only,
+				   .barrier = barrier,
+				   .row = row};
 	int lead = W_LEAD;
 
 	atomic_init(&me.state, W_WAIT);
 	pthread_mutex_lock(&g->lock);
+	if (barrier && !g->pending && !g->flushing) {
+		pthread_mutex_unlock(&g->lock);
+		return 0;
+	}
 	me.next = g->pending;
 	g->pending = &me;
-	g->waits++;
+	g->waits += !barrier;
 	/* Lead only while still pending: once taken, a flush owns us. */
 	while (me.taken || g->flushing) {
 		pthread_mutex_unlock(&g->lock);
@@ -347,18 +505,84 @@ static int commit_group_wait(struct commit_group *g, int fd, bool data_only,
 
 int commit_group_sync(struct commit_group *g, int fd)
 {
-	return commit_group_wait(g, fd, false, NULL);
+	return commit_group_wait(g, fd, false, false, NULL);
 }
 
 int commit_group_sync_data(struct commit_group *g, int fd)
 {
-	return commit_group_wait(g, fd, true, NULL);
+	return commit_group_wait(g, fd, true, false, NULL);
 }
 
 int commit_group_sync_row(struct commit_group *g, int fd, bool data_only,
 			  const struct journal_row *row)
 {
-	return commit_group_wait(g, fd, data_only, row);
+	return commit_group_wait(g, fd, data_only, false, row);
+}
+
+int commit_group_barrier(struct commit_group *g)
+{
+	return commit_group_wait(g, -1, false, true, NULL);
+}
+
+int commit_group_enqueue(struct commit_group *g, int fd, bool data_only,
+			 const struct journal_row *row, atomic_int *failed,
+			 commit_done_fn done, void *arg)
+{
+	size_t id = row && g->journal ? strlen(row->case_id) + 1 : 0;
+	size_t n = row && g->journal ? row->n : 0;
+	struct commit_waiter *w = calloc(1, sizeof(*w) + id + n);
+
+	if (!w)
+		return ENOMEM;
+	w->fd = fd;
+	w->data_only = data_only;
+	w->done = done;
+	w->arg = arg;
+	w->failed = failed;
+	w->untold = &g->untold;
+	/* The journal writes the row's bytes after the caller has gone. */
+	if (id) {
+		char *p = (char *)(w + 1);
+
+		memcpy(p, row->case_id, id);
+		memcpy(p + id, row->line, n);
+		w->own_row = (struct journal_row){.case_id = p,
+						  .offset = row->offset,
+						  .line = p + id,
+						  .n = n};
+		w->row = &w->own_row;
+	}
+	atomic_init(&w->state, W_WAIT);
+	atomic_fetch_add(&g->untold, 1);
+	pthread_mutex_lock(&g->lock);
+	w->next = g->pending;
+	g->pending = w;
+	g->waits++;
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
+void commit_group_drain(struct commit_group *g)
+{
+	int u;
+
+	while ((u = atomic_load(&g->untold)) != 0) {
+		commit_group_barrier(g);
+		u = atomic_load(&g->untold);
+		if (u)
+			syscall(SYS_futex, (int *)&g->untold,
+				FUTEX_WAIT_PRIVATE, u, NULL, NULL, 0);
+	}
+}
+
+void commit_group_kick(struct commit_group *g)
+{
+	pthread_mutex_lock(&g->lock);
+	if (g->flushing || !g->pending) {
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
+	commit_lead(g, NULL);
 }
 
 void commit_group_checkpoint(struct commit_group *g)

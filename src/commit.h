@@ -8,6 +8,7 @@
 #ifndef LF_COMMIT_H
 #define LF_COMMIT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 struct commit_group;
@@ -54,6 +55,47 @@ int commit_group_sync_data(struct commit_group *g, int fd);
  */
 int commit_group_sync_row(struct commit_group *g, int fd, bool data_only,
 			  const struct journal_row *row);
+
+/*
+ * What runs once the flush that covers a row nobody waits for is over:
+ * rc 0 (durable) or an errno value (it may be lost).
+ */
+typedef void (*commit_done_fn)(void *arg, int rc);
+
+/*
+ * The same as commit_group_sync_row without waiting: the row joins the
+ * pending batch and done(arg, rc) runs, on the thread that led the flush
+ * covering it, once that flush is over (ledgerfs(8) --sync=group).
+ * failed is its ledger's flag: the first flush error of any of its rows
+ * is stored there before the next batch can be told, and a row of a
+ * ledger already failed is told that error, flushed or not.  done must
+ * not block or take a lock that a thread appending may hold.  0, or
+ * ENOMEM (nothing joined).  The row is not flushed until a thread calls
+ * commit_group_kick or waits on the group.
+ */
+int commit_group_enqueue(struct commit_group *g, int fd, bool data_only,
+			 const struct journal_row *row, atomic_int *failed,
+			 commit_done_fn done, void *arg);
+
+/*
+ * Lead a flush of what is pending, and of what is written meanwhile,
+ * unless a flush runs already (it goes on to them): returns at once then.
+ */
+void commit_group_kick(struct commit_group *g);
+
+/*
+ * Wait until every row pending now has been flushed (leading the flush
+ * when none runs): 0, or that flush's error.  The done of a row in a
+ * flush that ran when this was called may still be running on its
+ * leader; ledger_settle waits for those of one ledger.
+ */
+int commit_group_barrier(struct commit_group *g);
+
+/*
+ * Once no row is enqueued any more (a stop): wait until every row
+ * nobody waits for is flushed and its done has run.
+ */
+void commit_group_drain(struct commit_group *g);
 
 /*
  * Give the group a journal (journal.h; owned from here on): every batch

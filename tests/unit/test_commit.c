@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +40,7 @@ static void remove_dir(void)
 	cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(commit, .init = make_dir, .fini = remove_dir, .timeout = 120);
+TestSuite(commit, .init = make_dir, .fini = remove_dir, .timeout = 60);
 
 static int open_ledger(const char *name)
 {
@@ -352,4 +355,318 @@ Test(commit, waiters_taken_by_a_flush_never_lead_another)
 	close(shm_fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm);
 	cr_assert_eq(system(cmd), 0);
+}
+
+/* A row nobody waits for: how many times, and with what, it was told. */
+struct told {
+	atomic_int times;
+	atomic_int rc;
+};
+
+static void on_told(void *arg, int rc)
+{
+	struct told *t = arg;
+
+	atomic_store(&t->rc, rc);
+	atomic_fetch_add(&t->times, 1);
+}
+
+Test(commit, a_row_nobody_waits_for_is_told_once_after_the_flush_covering_it)
+{
+	struct commit_group *g = commit_group_new(dir_fd);
+	int fd = open_ledger("async");
+	atomic_int failed = 0;
+	struct told t = {0};
+	unsigned long long flushes, waits;
+
+	cr_assert_not_null(g);
+	cr_assert_eq(write(fd, "row\n", 4), 4);
+	cr_assert_eq(
+		commit_group_enqueue(g, fd, false, NULL, &failed, on_told, &t),
+		0);
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(flushes, 0, "enqueue alone flushed");
+	cr_expect_eq(atomic_load(&t.times), 0, "told before any flush");
+	commit_group_kick(g);
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(flushes, 1);
+	cr_expect_eq(atomic_load(&t.times), 1);
+	cr_expect_eq(atomic_load(&t.rc), 0);
+	/* Nothing pending: a kick and a barrier flush nothing more. */
+	commit_group_kick(g);
+	cr_expect_eq(commit_group_barrier(g), 0);
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(flushes, 1);
+	cr_expect_eq(atomic_load(&t.times), 1);
+	close(fd);
+	commit_group_free(g);
+}
+
+/*
+ * A pipe cannot be fdatasync'ed (EINVAL): its row fails and marks its
+ * ledger's flag; a later row of that ledger, in a later batch whose
+ * flush succeeds, is told the error all the same, and a row of another
+ * ledger in that batch is not.
+ */
+Test(commit, a_failed_row_fails_every_later_row_of_its_ledger)
+{
+	struct commit_group *g = commit_group_new(dir_fd);
+	int fd = open_ledger("other"), p[2];
+	atomic_int failed = 0, other_failed = 0;
+	struct told bad = {0}, later = {0}, other = {0};
+
+	cr_assert_not_null(g);
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(commit_group_enqueue(g, p[1], false, NULL, &failed,
+					  on_told, &bad),
+		     0);
+	commit_group_kick(g);
+	cr_expect_eq(atomic_load(&bad.rc), EINVAL);
+	cr_expect_eq(atomic_load(&failed), EINVAL);
+	cr_assert_eq(write(fd, "row\n", 4), 4);
+	cr_assert_eq(commit_group_enqueue(g, fd, false, NULL, &failed, on_told,
+					  &later),
+		     0);
+	cr_assert_eq(commit_group_enqueue(g, fd, false, NULL, &other_failed,
+					  on_told, &other),
+		     0);
+	cr_expect_eq(commit_group_barrier(g), 0);
+	cr_expect_eq(atomic_load(&later.times), 1);
+	cr_expect_eq(atomic_load(&later.rc), EINVAL);
+	cr_expect_eq(atomic_load(&other.times), 1);
+	cr_expect_eq(atomic_load(&other.rc), 0);
+	cr_expect_eq(atomic_load(&other_failed), 0);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	commit_group_free(g);
+}
+
+struct async_writer {
+	struct commit_group *g;
+	int fd;
+	int rows;
+	bool sync_too; /* every tenth row waits, as a host's write does */
+	atomic_int *told;
+	atomic_int *failed;
+};
+
+static void count_told(void *arg, int rc)
+{
+	atomic_int *told = arg;
+
+	cr_expect_eq(rc, 0);
+	atomic_fetch_add(told, 1);
+}
+
+static void *write_async(void *arg)
+{
+	struct async_writer *w = arg;
+	int i;
+
+	for (i = 0; i < w->rows; i++) {
+		if (write(w->fd, "a row of the ledger\n", 20) != 20)
+			return NULL;
+		if (w->sync_too && i % 10 == 0) {
+			cr_expect_eq(commit_group_sync(w->g, w->fd), 0);
+			atomic_fetch_add(w->told, 1);
+			continue;
+		}
+		cr_expect_eq(commit_group_enqueue(w->g, w->fd, false, NULL,
+						  w->failed, count_told,
+						  w->told),
+			     0);
+		commit_group_kick(w->g);
+	}
+	return NULL;
+}
+
+/*
+ * Threads that enqueue and kick, some also waiting now and then: every
+ * row is told exactly once, by a flush that began after it was written,
+ * and the rows share flushes.  On tmpfs, where flushes are nearly free,
+ * leadership changes hands as fast as it can.
+ */
+static void rows_nobody_waits_for_are_all_told(const char *where, int wfd)
+{
+	enum { THREADS = 16, ROWS = 200 };
+	struct commit_group *g = commit_group_new(wfd);
+	struct async_writer w[THREADS];
+	pthread_t tid[THREADS];
+	atomic_int told = 0, failed[THREADS];
+	unsigned long long flushes, waits;
+	char path[128];
+	int i;
+
+	cr_assert_not_null(g);
+	for (i = 0; i < THREADS; i++) {
+		snprintf(path, sizeof(path), "%s/w%d", where, i);
+		atomic_init(&failed[i], 0);
+		w[i] = (struct async_writer){
+			.g = g,
+			.fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600),
+			.rows = ROWS,
+			.sync_too = i % 2,
+			.told = &told,
+			.failed = &failed[i]};
+		cr_assert_geq(w[i].fd, 0);
+		cr_assert_eq(pthread_create(&tid[i], NULL, write_async, &w[i]),
+			     0);
+	}
+	for (i = 0; i < THREADS; i++)
+		pthread_join(tid[i], NULL);
+	commit_group_drain(g);
+	cr_expect_eq(atomic_load(&told), THREADS * ROWS);
+	commit_group_counts(g, &flushes, &waits);
+	cr_expect_eq(waits, THREADS * ROWS);
+	cr_expect_lt(flushes, THREADS * ROWS);
+	for (i = 0; i < THREADS; i++)
+		close(w[i].fd);
+	commit_group_free(g);
+}
+
+Test(commit, rows_nobody_waits_for_are_each_told_once_and_share_flushes)
+{
+	char shm[] = "/dev/shm/test_commit.XXXXXX", cmd[80];
+	int shm_fd;
+
+	rows_nobody_waits_for_are_all_told(dir, dir_fd);
+	cr_assert_not_null(mkdtemp(shm));
+	shm_fd = open(shm, O_RDONLY | O_DIRECTORY);
+	rows_nobody_waits_for_are_all_told(shm, shm_fd);
+	close(shm_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm);
+	cr_assert_eq(system(cmd), 0);
+}
+
+struct flood {
+	struct commit_group *g;
+	int fd;
+	atomic_int *stop;
+	atomic_int sent, told;
+	atomic_int failed;
+};
+
+static void flood_told(void *arg, int rc)
+{
+	struct flood *f = arg;
+
+	cr_expect_eq(rc, 0);
+	atomic_fetch_add(&f->told, 1);
+}
+
+/* A target: one call at a time, the next as soon as the last is told. */
+static void *flood_rows(void *arg)
+{
+	struct flood *f = arg;
+
+	while (!atomic_load(f->stop)) {
+		if (write(f->fd, "a row of the ledger\n", 20) != 20)
+			break;
+		if (commit_group_enqueue(f->g, f->fd, false, NULL, &f->failed,
+					 flood_told, f))
+			break;
+		atomic_fetch_add(&f->sent, 1);
+		commit_group_kick(f->g);
+		while (atomic_load(&f->told) < atomic_load(&f->sent))
+			sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Targets that call again as soon as they are told, and a host's writes
+ * waiting among them: every row is told, and every wait returns.
+ */
+Test(commit, rows_of_busy_targets_and_a_waiting_host_are_all_told)
+{
+	enum { FLOODERS = 8, WAITS = 20 };
+	struct commit_group *g = commit_group_new(dir_fd);
+	struct flood f[FLOODERS];
+	pthread_t tid[FLOODERS];
+	atomic_int stop = 0;
+	int fd = open_ledger("host"), i;
+	char path[128];
+
+	cr_assert_not_null(g);
+	for (i = 0; i < FLOODERS; i++) {
+		snprintf(path, sizeof(path), "flood%d", i);
+		f[i] = (struct flood){
+			.g = g, .fd = open_ledger(path), .stop = &stop};
+		cr_assert_eq(pthread_create(&tid[i], NULL, flood_rows, &f[i]),
+			     0);
+	}
+	for (i = 0; i < WAITS; i++) {
+		cr_assert_eq(write(fd, "host\n", 5), 5);
+		cr_expect_eq(commit_group_sync(g, fd), 0);
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < FLOODERS; i++)
+		pthread_join(tid[i], NULL);
+	commit_group_drain(g);
+	for (i = 0; i < FLOODERS; i++)
+		cr_expect_eq(atomic_load(&f[i].told), atomic_load(&f[i].sent));
+	for (i = 0; i < FLOODERS; i++)
+		close(f[i].fd);
+	close(fd);
+	commit_group_free(g);
+}
+
+/*
+ * A waiter that leads flushes its own batch and returns: a row that
+ * nobody waits for, written during that flush, is flushed by the
+ * group's helper thread, not by the waiter, which would otherwise lead
+ * on for as long as targets keep calling.  Both flushes are slow (64 MiB
+ * of dirty data each), so the waiter is back long before the helper's
+ * flush ends.
+ */
+Test(commit, a_waiter_that_leads_leaves_later_rows_to_the_helper)
+{
+	static char chunk[1 << 20];
+	int attempt, i;
+
+	memset(chunk, 'x', sizeof(chunk));
+	for (attempt = 0; attempt < 5; attempt++) {
+		struct commit_group *g = commit_group_new(dir_fd);
+		struct joiner host = {g, open_ledger("slow1"), -1};
+		int fd2 = open_ledger("slow2");
+		unsigned long long flushes = 0, waits = 0;
+		atomic_int failed = 0;
+		struct told t = {0};
+		pthread_t th;
+		bool during;
+
+		cr_assert_not_null(g);
+		for (i = 0; i < 64; i++) {
+			cr_assert_eq(write(host.fd, chunk, sizeof(chunk)),
+				     (ssize_t)sizeof(chunk));
+			cr_assert_eq(write(fd2, chunk, sizeof(chunk)),
+				     (ssize_t)sizeof(chunk));
+		}
+		cr_assert_eq(pthread_create(&th, NULL, join_group, &host), 0);
+		while (flushes == 0) {
+			commit_group_counts(g, &flushes, &waits);
+			usleep(100);
+		}
+		cr_assert_eq(commit_group_enqueue(g, fd2, false, NULL, &failed,
+						  on_told, &t),
+			     0);
+		/* Returns at once while the host's flush runs. */
+		commit_group_kick(g);
+		during = atomic_load(&t.times) == 0;
+		pthread_join(th, NULL);
+		cr_expect_eq(host.rc, 0);
+		if (during)
+			cr_expect_eq(atomic_load(&t.times), 0,
+				     "the waiter led the next flush too");
+		commit_group_drain(g);
+		cr_expect_eq(atomic_load(&t.times), 1);
+		cr_expect_eq(atomic_load(&t.rc), 0);
+		close(host.fd);
+		close(fd2);
+		commit_group_free(g);
+		if (during)
+			return;
+	}
+	cr_assert_fail("the row never joined during the host's flush");
 }
