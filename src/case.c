@@ -63,7 +63,7 @@ struct lf_case *case_alloc(const char *name, const struct case_limits *lim)
 
 void case_set_commit(struct lf_case *c, struct commit_group *g)
 {
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	ledger_set_commit(c->ledger, g);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -104,7 +104,7 @@ enum case_state case_get_state(struct lf_case *c)
 {
 	enum case_state s;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	s = c->state;
 	pthread_mutex_unlock(&c->lock);
 	return s;
@@ -257,26 +257,52 @@ void case_settle_call(struct lf_case *c, struct call_entry *e, bool missing,
  * Append under the case lock.  A failed append means the ledger can no
  * longer be trusted to hold what follows, so the case fails closed.
  */
+static void case_fail_ledger(struct lf_case *c, const char *msg)
+{
+	c->state = CASE_FAILED;
+	case_set_str(&c->close_reason, "ledger append failed: %s", msg);
+	/*
+	 * No row can say so: the ledger is broken.  The failed marker keeps
+	 * the state across a restart without needing free space; case.json
+	 * keeps the counters (best effort).
+	 */
+	case_mark_failed(c);
+	case_write_meta(c);
+}
+
 enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 			size_t *len, struct lf_why *why)
 {
 	enum lf_err e = ledger_append(c->ledger, row, off, len, why);
 
-	if (e != LF_OK) {
-		c->state = CASE_FAILED;
-		case_set_str(&c->close_reason, "ledger append failed: %s",
-			     why ? why->msg : "");
-		/*
-		 * No row can say so: the ledger is broken.  The failed marker
-		 * keeps the state across a restart without needing free
-		 * space; case.json keeps the counters (best effort).
-		 */
-		case_mark_failed(c);
-		case_write_meta(c);
-	} else {
+	if (e != LF_OK)
+		case_fail_ledger(c, why ? why->msg : "");
+	else
 		case_ckpt_after_append(c, row);
-	}
 	return e;
+}
+
+/*
+ * The lock, once no deferred row of the case is pending: what it guards
+ * shows only durable rows (ledger.h).  A deferred row whose flush failed
+ * fails the case here, as a failed append does.
+ */
+void case_lock(struct lf_case *c)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->ledger && ledger_unsettled(c->ledger)) {
+		pthread_mutex_unlock(&c->lock);
+		ledger_settle(c->ledger);
+		pthread_mutex_lock(&c->lock);
+	}
+	if (c->ledger && c->state != CASE_FAILED &&
+	    ledger_flush_error(c->ledger)) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "ledger flush failed: %s",
+			 strerror(ledger_flush_error(c->ledger)));
+		case_fail_ledger(c, msg);
+	}
 }
 
 /*
@@ -401,7 +427,7 @@ enum lf_err case_seal_handout(struct lf_case *c,
 {
 	enum lf_err e;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	e = c->load_failed
 		    ? lf_fail(why, LF_NOT_FOUND, "the case failed at load")
 		    : ledger_seal_handout(c->ledger, k0, why);
@@ -411,7 +437,7 @@ enum lf_err case_seal_handout(struct lf_case *c,
 
 void case_token(struct lf_case *c, char out[CHAIN_HEX_LEN + 1])
 {
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	memcpy(out, c->token, CHAIN_HEX_LEN + 1);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -460,7 +486,7 @@ static enum lf_err case_set_doc(struct lf_case *c, enum doc_kind kind,
 
 	slot = kind == DOC_MOCKS ? &c->mdoc : &c->pdoc;
 	errfield = kind == DOC_MOCKS ? &c->mocks_error : &c->policy_error;
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
 		e = lf_fail(why, LF_CLOSED, "case is %s",
 			    case_state_name(c->state));
@@ -513,7 +539,7 @@ static char *case_text_copy(struct lf_case *c, struct shared_doc *const *d)
 {
 	char *s;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	s = strdup(*d ? (*d)->text : "");
 	pthread_mutex_unlock(&c->lock);
 	return s;
@@ -531,7 +557,7 @@ char *case_mocks_text(struct lf_case *c)
 
 void case_save_counters(struct lf_case *c)
 {
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	/* Only counts no row holds need saving; most cases have none. */
 	if (c->refused > c->refused_rows || c->over_limit > 1)
 		case_write_meta(c);

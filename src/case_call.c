@@ -41,7 +41,7 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	char pd[CHAIN_HEX_LEN + 1], md[CHAIN_HEX_LEN + 1];
 	bool id_ok, token_ok;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	e = case_gate_locked(c, CASE_IN_REGISTER, line, len, why);
 	if (e != LF_OK)
 		goto out;
@@ -253,7 +253,7 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 	uint32_t seq;
 
 	*reply = NULL;
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	e = case_gate_locked(c, CASE_IN_REQUEST, line, len, why);
 	if (e != LF_OK)
 		goto unlock;
@@ -272,7 +272,7 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		pthread_mutex_unlock(&c->lock);
 		matched = case_match(policy, mocks, c->name, &rc, &fit,
 				     &limit_why);
-		pthread_mutex_lock(&c->lock);
+		case_lock(c);
 		/* Meanwhile the case may have closed, or the id been used. */
 		e = case_gate_locked(c, CASE_IN_REQUEST, line, len, why);
 		if (e != LF_OK)
@@ -425,7 +425,7 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
 	struct request_result rr;
 	enum lf_err e;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	e = case_gate_locked(c, CASE_IN_RESULT, line, len, why);
 	if (e != LF_OK)
 		goto unlock;

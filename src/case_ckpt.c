@@ -107,6 +107,10 @@ static void case_ckpt_write(struct lf_case *c, bool kept)
 	char path[200], name[64], *text = NULL;
 	int dirfd = -1, sub = -1;
 
+	/* A checkpoint vouches only for durable rows (ledger.h, deferred). */
+	ledger_settle(c->ledger);
+	if (ledger_broken(c->ledger))
+		return;
 	case_ckpt_origin(c, cp.origin, sizeof(cp.origin));
 	cp.size = t->n;
 	merkle_root(t, cp.root);

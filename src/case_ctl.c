@@ -134,7 +134,7 @@ enum lf_err case_command(struct lf_case *c, const char *line, size_t len,
 		return lf_fail(why, LF_BAD_COMMAND, "command too long");
 	memcpy(cmd, line, len);
 	cmd[len] = '\0';
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
 		e = lf_fail(why, LF_CLOSED, "case is %s",
 			    case_state_name(c->state));
@@ -163,7 +163,7 @@ char *case_status_json(struct lf_case *c)
 	json_t *st;
 	char *s = NULL;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	ledger_get_head(c->ledger, &h);
 	st = json_pack("{s:s, s:s, s:I, s:s, s:I, s:o, s:I, s:s?, s:s?, s:s?}",
 		       "case_id", c->name, "state", case_state_name(c->state),

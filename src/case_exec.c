@@ -128,7 +128,7 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 	pthread_mutex_unlock(&c->lock);
 	err = hostexec_run(atomic_load(&case_hx), &c->exec_running, spec, args,
 			   &r, &hwhy);
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (err != LF_OK)
 		exec_local_error(&r, "helper", hwhy.msg);
 	/* The entry may have moved (the calls array grows) or settled. */

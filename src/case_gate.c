@@ -128,7 +128,7 @@ static enum lf_err case_refuse_closed(struct lf_case *c, enum case_input in,
 enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
 			const char *reason, const char *input, size_t input_len)
 {
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (case_is_over(c))
 		code = case_refuse_closed(c, in, NULL);
 	else
@@ -142,7 +142,7 @@ enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
 {
 	enum lf_err e = LF_OK;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (case_is_over(c))
 		e = case_refuse_closed(c, in, why);
 	pthread_mutex_unlock(&c->lock);

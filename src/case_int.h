@@ -144,6 +144,12 @@ void case_settle_call(struct lf_case *c, struct call_entry *e, bool missing,
 struct call_entry *case_add_call(struct lf_case *c, const char *id,
 				 uint32_t seq, int mode, long long off,
 				 size_t len);
+/*
+ * Take c->lock once no deferred row of c is pending (ledger.h); every
+ * use of the case takes it so.  Unlock with pthread_mutex_unlock.
+ */
+void case_lock(struct lf_case *c);
+
 enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,
 			size_t *len, struct lf_why *why);
 enum lf_err case_load_docs(struct lf_case *c, const char *policy,

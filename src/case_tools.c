@@ -18,7 +18,7 @@ enum lf_err case_set_tools(struct lf_case *c, const char *text, size_t len,
 	enum lf_err e;
 	char *copy, *old;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (c->state == CASE_CLOSED || c->state == CASE_FAILED) {
 		e = lf_fail(why, LF_CLOSED, "case is %s",
 			    case_state_name(c->state));
@@ -73,7 +73,7 @@ char *case_tools_text(struct lf_case *c)
 {
 	char *s;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	s = strdup(c->tools ? c->tools : "");
 	pthread_mutex_unlock(&c->lock);
 	return s;
@@ -83,7 +83,7 @@ char *case_target_tools(struct lf_case *c)
 {
 	char *s;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (c->tools)
 		s = strdup(c->tools);
 	else if (CASE_POLICY(c))

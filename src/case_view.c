@@ -21,7 +21,7 @@ char *case_latest_reply(struct lf_case *c)
 {
 	char *s;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	s = strdup(c->latest_reply ? c->latest_reply : "");
 	pthread_mutex_unlock(&c->lock);
 	return s;
@@ -31,7 +31,7 @@ char *case_error_text(struct lf_case *c, enum lf_err *code)
 {
 	char *s;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	s = strdup(CASE_STR(c->error));
 	if (code)
 		*code = c->error_code;
@@ -45,7 +45,7 @@ char *case_reply_for(struct lf_case *c, const char *call_id)
 	json_t *row = NULL;
 	char *s = NULL;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	e = case_find_call(c, call_id);
 	if (e && e->host_exec)
 		s = case_reply_of(c, e);
@@ -63,7 +63,7 @@ size_t case_call_count(struct lf_case *c)
 {
 	size_t n;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	n = c->ncalls;
 	pthread_mutex_unlock(&c->lock);
 	return n;
@@ -106,7 +106,7 @@ int case_call_dirname(struct lf_case *c, size_t i, char *buf, size_t size)
 {
 	int rc = -1;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (i < c->ncalls) {
 		call_dirname(&c->calls[i], buf, size);
 		rc = 0;
@@ -120,7 +120,7 @@ int case_reply_name(struct lf_case *c, size_t i, char *buf, size_t size)
 	size_t n;
 	int rc = -1;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	if (i < c->ncalls) {
 		n = request_id_to_name(c->calls[i].id, buf, size);
 		if (n < size && n <= REQUEST_NAME_MAX)
@@ -157,7 +157,7 @@ char *case_call_file(struct lf_case *c, const char *dirname, const char *file)
 	seq = strtoul(dirname, &end, 10);
 	if (errno || *end != '-')
 		return NULL;
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	e = call_by_seq(c, seq);
 	if (e) {
 		call_dirname(e, want, sizeof(want));
@@ -212,7 +212,7 @@ long long case_ledger_size(struct lf_case *c)
 {
 	long long n;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	n = ledger_size(c->ledger);
 	pthread_mutex_unlock(&c->lock);
 	return n;
@@ -226,7 +226,7 @@ long case_ledger_read(struct lf_case *c, char *buf, size_t size, long long off)
 
 void case_ledger_head(struct lf_case *c, struct ledger_head *out)
 {
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	ledger_get_head(c->ledger, out);
 	pthread_mutex_unlock(&c->lock);
 }
@@ -235,7 +235,7 @@ size_t case_memory(struct lf_case *c)
 {
 	size_t n, i;
 
-	pthread_mutex_lock(&c->lock);
+	case_lock(c);
 	n = sizeof(*c) + c->calls_cap * sizeof(struct call_entry) +
 	    c->index.cap * 2 * sizeof(uint32_t);
 	for (i = 0; i < c->ncalls; i++)

@@ -6,16 +6,21 @@
  * before the append returns (ledgerfs-ledger(5) DESCRIPTION, SEALS).
  */
 #include "ledger.h"
+#include "commit.h"
+#include "defer.h"
 #include "journal.h"
 #include "ledger_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,15 +124,91 @@ static int ledger_write_line(struct ledger *l, const char *line, size_t n)
  * already on disk (ledgerfs-ledger(5) PADDING).  A group with a journal
  * writes the line there instead (ledgerfs(8) --sync=journal).
  */
+/*
+ * A deferred row's flush is over: settle its ledger, then tell its write.
+ * In that order: the target's next line (a result after this call's
+ * reply) must find the case settled, not wait for this thread.
+ */
+static void ledger_row_told(void *arg, int rc)
+{
+	struct ledger_told *t = arg;
+	struct ledger *l = t->l;
+
+	if (atomic_fetch_sub(&l->unsettled, 1) == 1)
+		syscall(SYS_futex, (int *)&l->unsettled, FUTEX_WAKE_PRIVATE,
+			INT32_MAX, NULL, NULL, 0);
+	defer_release(t->d, rc);
+	free(t);
+}
+
+/*
+ * Join the pending batch without waiting, for the deferral open on this
+ * thread (defer.h): 0, or -1 when it cannot (no group, a row that ends
+ * its epoch, which ratchets only once the row is durable, or no memory),
+ * and the row is flushed as before.
+ */
+static int ledger_defer_row(struct ledger *l, const struct journal_row *row,
+			    bool overwrite, const char *phase)
+{
+	struct lf_defer *d = defer_current();
+	struct ledger_told *t;
+
+	if (!d || !l->commit ||
+	    (l->seal && ratchet_row_ends_epoch(l->seal, phase)))
+		return -1;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -1;
+	t->d = d;
+	t->l = l;
+	defer_hold(d);
+	atomic_fetch_add(&l->unsettled, 1);
+	if (commit_group_enqueue(l->commit, l->fd, overwrite, row, &l->failed,
+				 ledger_row_told, t)) {
+		atomic_fetch_sub(&l->unsettled, 1);
+		defer_release(d, 0);
+		free(t);
+		return -1;
+	}
+	defer_note_group(l->commit);
+	return 0;
+}
+
 static int ledger_flush(struct ledger *l, const char *line, size_t n,
-			bool overwrite)
+			bool overwrite, const char *phase)
 {
 	struct journal_row row = {
 		.case_id = l->case_id, .offset = l->size, .line = line, .n = n};
 
+	if (ledger_defer_row(l, &row, overwrite, phase) == 0)
+		return 0;
 	if (l->commit)
 		return commit_group_sync_row(l->commit, l->fd, overwrite, &row);
 	return fdatasync(l->fd) < 0 ? errno : 0;
+}
+
+bool ledger_unsettled(struct ledger *l)
+{
+	return atomic_load(&l->unsettled) != 0;
+}
+
+void ledger_settle(struct ledger *l)
+{
+	int u;
+
+	while ((u = atomic_load(&l->unsettled)) != 0) {
+		/* Lead their flush if none runs; then wait for the telling. */
+		commit_group_barrier(l->commit);
+		u = atomic_load(&l->unsettled);
+		if (u)
+			syscall(SYS_futex, (int *)&l->unsettled,
+				FUTEX_WAIT_PRIVATE, u, NULL, NULL, 0);
+	}
+}
+
+int ledger_flush_error(const struct ledger *l)
+{
+	return atomic_load(&((struct ledger *)l)->failed);
 }
 
 enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
@@ -139,7 +220,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 	int set = 0, err;
 	bool overwrite;
 
-	if (l->broken)
+	if (ledger_broken(l))
 		return lf_fail(why, LF_IO,
 			       "ledger failed earlier; no further appends");
 	if (!json_is_object(row))
@@ -190,7 +271,8 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		lf_fail(why, LF_IO, "ledger write failed: %s", strerror(errno));
 		goto out;
 	}
-	err = ledger_flush(l, line, n + 1, overwrite);
+	err = ledger_flush(l, line, n + 1, overwrite,
+			   json_string_value(json_object_get(row, "phase")));
 	if (err) {
 		/* A failed flush may have dropped the data: never retry. */
 		l->broken = true;
@@ -259,7 +341,7 @@ out:
 
 bool ledger_broken(const struct ledger *l)
 {
-	return l->broken;
+	return l->broken || ledger_flush_error(l);
 }
 
 long long ledger_size(const struct ledger *l)

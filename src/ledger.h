@@ -178,6 +178,20 @@ int ledger_fd(const struct ledger *l);
 /* Has an append failed (so every later one is refused)? */
 bool ledger_broken(const struct ledger *l);
 
+/*
+ * Deferred rows (defer.h): an append made while a deferral is open on the
+ * thread returns before its row is durable, with the ledger's state (its
+ * size, head, tree) already past it.  Until ledger_unsettled is false
+ * nothing may show that state: the case lock waits for it
+ * (case_int.h, case_lock).  ledger_settle waits, leading the flush when
+ * none runs (the case lock may be held: a flush takes none).
+ * ledger_flush_error: the
+ * first error of a deferred row's flush (then ledger_broken), or 0.
+ */
+bool ledger_unsettled(struct ledger *l);
+void ledger_settle(struct ledger *l);
+int ledger_flush_error(const struct ledger *l);
+
 /* Where this ledger's own durable rows end (bytes).  Under the case lock. */
 long long ledger_size(const struct ledger *l);
 

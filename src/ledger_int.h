@@ -6,6 +6,8 @@
 #ifndef LF_LEDGER_INT_H
 #define LF_LEDGER_INT_H
 
+#include <stdatomic.h>
+
 #include "ledger.h"
 #include "merkle.h"
 
@@ -14,13 +16,21 @@ struct ledger {
 	char *case_id;
 	unsigned char case_key[CHAIN_KEY_BYTES];
 	struct ledger_head head;
-	long long size; /* where the next line lands */
-	bool broken;	/* a write or flush failed: refuse every append */
+	long long size;	      /* where the next line lands */
+	bool broken;	      /* a write or flush failed: refuse every append */
+	atomic_int failed;    /* a deferred row's flush error (defer.h) */
+	atomic_int unsettled; /* deferred rows not yet told (futex word) */
 	struct commit_group *commit; /* borrowed; NULL: own fdatasync */
 	struct merkle_range tree;    /* of the rows (ledgerfs-ledger(5) TREE) */
 	struct ratchet *seal; /* NULL: a ledger without seals (case key) */
 	bool padded;	      /* rows go at size, over zeros */
 	long long end;	      /* the file's size when padded */
+};
+
+/* A deferred row being flushed: its write's deferral and its ledger. */
+struct ledger_told {
+	struct lf_defer *d;
+	struct ledger *l;
 };
 
 /*

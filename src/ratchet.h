@@ -138,6 +138,9 @@ enum lf_err ratchet_resume(struct ratchet *r, const struct ratchet_walk *w,
 enum lf_err ratchet_row_written(struct ratchet *r, const char *phase,
 				struct lf_why *why);
 
+/* Does a row of this phase, appended next, end the current epoch? */
+bool ratchet_row_ends_epoch(const struct ratchet *r, const char *phase);
+
 /*
  * Hand out K0, once: only in epoch 0 and only if never handed out; the
  * "handed out" mark is durable before the key is given.

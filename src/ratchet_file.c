@@ -422,14 +422,20 @@ enum lf_err ratchet_resume(struct ratchet *r, const struct ratchet_walk *w,
 		r->epoch, w->epoch);
 }
 
+bool ratchet_row_ends_epoch(const struct ratchet *r, const char *phase)
+{
+	return strcmp(phase, "turn") == 0 ||
+	       strcmp(phase, "case_closed") == 0 ||
+	       r->rows_in_epoch + 1 >= r->epoch_rows;
+}
+
 enum lf_err ratchet_row_written(struct ratchet *r, const char *phase,
 				struct lf_why *why)
 {
+	bool ends = ratchet_row_ends_epoch(r, phase);
+
 	r->rows_in_epoch++;
-	if (strcmp(phase, "turn") == 0 || strcmp(phase, "case_closed") == 0 ||
-	    r->rows_in_epoch >= r->epoch_rows)
-		return ratchet_advance(r, why);
-	return LF_OK;
+	return ends ? ratchet_advance(r, why) : LF_OK;
 }
 
 enum lf_err ratchet_handout(struct ratchet *r,

@@ -251,6 +251,7 @@ void registry_free(struct registry *r)
 
 	if (!r)
 		return;
+	registry_drain(r);
 	for (i = 0; i < r->n; i++) {
 		case_save_counters(r->cases[i]);
 		case_free(r->cases[i]);
@@ -266,6 +267,12 @@ void registry_free(struct registry *r)
 	pthread_rwlock_destroy(&r->lock);
 	explicit_bzero(r->key, sizeof(r->key));
 	free(r);
+}
+
+void registry_drain(struct registry *r)
+{
+	if (r && r->commit)
+		commit_group_drain(r->commit);
 }
 
 const char *registry_group_commit(struct registry *r)

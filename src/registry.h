@@ -29,6 +29,12 @@ enum lf_err registry_open(const char *backing_dir,
 void registry_free(struct registry *r);
 
 /*
+ * After serving, before the view's open files are freed: every row still
+ * pending is flushed and its write told (ledger.h, deferred rows).
+ */
+void registry_drain(struct registry *r);
+
+/*
  * Make every case's appends durable by group commit (commit.h): one
  * flush for the rows that cases append at the same time.  Returns the
  * backing filesystem's name, or NULL when syncfs is not known to be
