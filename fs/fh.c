@@ -106,6 +106,8 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 	if (!fh)
 		return -ENOMEM;
 	pthread_mutex_init(&fh->lock, NULL);
+	pthread_mutex_init(&fh->rep_lock, NULL);
+	atomic_init(&fh->late_err, 0);
 	fh->n = n;
 	if (n.kind == N_LEDGER) {
 		fh->ledger_len = case_ledger_size(n.c);
@@ -133,7 +135,8 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
-/* How many bytes a read of size at off returns now.  Under fh->lock. */
+/* How many bytes a read of size at off returns now.  Under fh->lock
+ * (fh->rep_lock for `request`). */
 static size_t fh_read_len(struct lfs_fh *fh, size_t size, off_t off)
 {
 	size_t n = 0;
@@ -147,7 +150,7 @@ static size_t fh_read_len(struct lfs_fh *fh, size_t size, off_t off)
 	return n < size ? n : size;
 }
 
-/* Copy n bytes (from fh_read_len) into buf.  Under fh->lock. */
+/* Copy n bytes (from fh_read_len) into buf.  Under the same lock. */
 static int fh_read_copy(struct lfs_fh *fh, char *buf, size_t n, off_t off)
 {
 	if (!n)
@@ -176,6 +179,7 @@ int lfs_fh_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 {
 	struct lfs_fh *fh = fh_of(fi);
 	struct fuse_bufvec *bv = malloc(sizeof(*bv));
+	pthread_mutex_t *lock;
 	size_t n;
 	char *mem;
 	int r;
@@ -183,11 +187,13 @@ int lfs_fh_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size,
 	(void)path;
 	if (!bv)
 		return -ENOMEM;
-	pthread_mutex_lock(&fh->lock);
+	/* The reply cursor has its own lock: a write may hold fh->lock. */
+	lock = fh->n.kind == N_REQUEST ? &fh->rep_lock : &fh->lock;
+	pthread_mutex_lock(lock);
 	n = fh_read_len(fh, size, off);
 	mem = malloc(n ? n : 1);
 	r = mem ? fh_read_copy(fh, mem, n, off) : -ENOMEM;
-	pthread_mutex_unlock(&fh->lock);
+	pthread_mutex_unlock(lock);
 	if (r < 0) {
 		free(mem);
 		free(bv);
@@ -274,6 +280,8 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 	}
 	if (!rc && fh->last_err)
 		rc = -fh->last_err;
+	if (!rc && atomic_load(&fh->late_err))
+		rc = -atomic_exchange(&fh->late_err, 0);
 	fh->last_err = 0;
 	fh->dirty = false;
 	pthread_mutex_unlock(&fh->lock);
@@ -283,6 +291,7 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 static void fh_free(struct lfs_fh *fh)
 {
 	pthread_mutex_destroy(&fh->lock);
+	pthread_mutex_destroy(&fh->rep_lock);
 	if (fh->n.kind == N_SEAL_KEY && fh->snap)
 		explicit_bzero(fh->snap, fh->snap_len);
 	free(fh->snap);

@@ -7,6 +7,7 @@
 #define LFS_FH_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -45,7 +46,15 @@ struct lfs_fh {
 	size_t owed_len;
 	char owed_head[32];
 	int last_err; /* answers flush */
+	/* A deferred write's flush failed (write.c): flush answers EIO. */
+	atomic_int late_err;
 	bool keep_replies;
+	/*
+	 * The reply cursor of `request`, under its own lock, which is taken
+	 * with no other held: a deferred write's replies are added by the
+	 * thread that led their flush (write.c), which may hold a case lock.
+	 */
+	pthread_mutex_t rep_lock;
 	char *rep;
 	size_t rep_len, rep_pos;
 	struct lfs_fh *prev_open, *next_open; /* fh_open_list */
@@ -64,6 +73,15 @@ void fh_line_free(struct lfs_fh *fh);
 
 /* One complete line to the core.  0 or -errno. */
 int fh_line(struct lfs_fh *fh, const char *line, size_t len);
+
+/* Add a reply line to the cursor of `request` (takes rep_lock). */
+void fh_keep_reply(struct lfs_fh *fh, const char *reply);
+
+/*
+ * The reply of a call whose write is deferred (write.c): kept once its
+ * rows are durable.  0, or -1 when no deferred write runs on the thread.
+ */
+int lfs_write_stash(const char *reply);
 
 /*
  * A WRITE of size bytes at off to a line file, under fh->lock: the bytes

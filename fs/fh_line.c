@@ -7,6 +7,8 @@
  */
 #include "fh_int.h"
 
+#include "defer.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -66,10 +68,11 @@ void fh_line_free(struct lfs_fh *fh)
 	fh->len = fh->cap = 0;
 }
 
-static void fh_keep_reply(struct lfs_fh *fh, const char *reply)
+void fh_keep_reply(struct lfs_fh *fh, const char *reply)
 {
 	size_t cap;
 
+	pthread_mutex_lock(&fh->rep_lock);
 	/* Drop what was read, then the oldest unread, to stay bounded. */
 	if (fh->rep_pos) {
 		memmove(fh->rep, fh->rep + fh->rep_pos,
@@ -86,6 +89,7 @@ static void fh_keep_reply(struct lfs_fh *fh, const char *reply)
 	}
 	cap = fh->rep_len + 1;
 	fh_append(&fh->rep, &fh->rep_len, &cap, reply, strlen(reply));
+	pthread_mutex_unlock(&fh->rep_lock);
 }
 
 /* One complete line to the core.  0 or -errno. */
@@ -99,7 +103,8 @@ int fh_line(struct lfs_fh *fh, const char *line, size_t len)
 	switch (fh->n.kind) {
 	case N_REQUEST:
 		e = case_call(c, line, len, &reply, &why);
-		if (e == LF_OK && fh->keep_replies)
+		/* Shown once durable: a deferred write keeps it when told. */
+		if (e == LF_OK && fh->keep_replies && lfs_write_stash(reply))
 			fh_keep_reply(fh, reply);
 		free(reply);
 		break;
@@ -244,7 +249,19 @@ int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size, off_t off)
 			line = fh->buf;
 			n = fh->len;
 		}
-		rc = fh_line(fh, line, n);
+		/*
+		 * Only the write's last line is acknowledged late (write.c):
+		 * the lines before it are durable before the next is read,
+		 * as a case takes one line after another.
+		 */
+		if (memchr(nl + 1, '\n', size - (size_t)(nl + 1 - buf))) {
+			struct lf_defer *d = defer_swap(NULL);
+
+			rc = fh_line(fh, line, n);
+			defer_swap(d);
+		} else {
+			rc = fh_line(fh, line, n);
+		}
 		fh->len = 0;
 		if (fh->cap > FH_LINE_KEEP)
 			fh_line_free(fh);

@@ -478,6 +478,8 @@ int main(int argc, char *argv[])
 	mounted = false; /* lfs_serve unmounts */
 	rc = lfs_serve(fuse, &fo, mnt, &ctx, hsock, o.user != NULL);
 	hsock = -1;
+	/* Deferred writes are told (write.c) before their files go. */
+	registry_drain(ctx.reg);
 	lfs_fh_free_all();
 	report_commits(ctx.reg);
 	registry_free(ctx.reg);

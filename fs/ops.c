@@ -76,6 +76,8 @@ const char *lfs_errno_name(int err)
 
 #define ctx lfs_context
 
+struct lfs_ctx *lfs_the_ctx;
+
 static void *lfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	/* The view changes under the kernel: no data cache, short attrs. */
@@ -93,7 +95,11 @@ static void *lfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	/* `> request` opens with O_TRUNC; take it in open, not as setattr. */
 	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-	return fuse_get_context()->private_data;
+	/* Writes arrive in memory, where write.c reads them (no pipes). */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
+	lfs_the_ctx = fuse_get_context()->private_data;
+	lfs_the_ctx->proto_minor = conn->proto_minor;
+	return lfs_the_ctx;
 }
 
 /*

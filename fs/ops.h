@@ -17,7 +17,11 @@ struct lfs_ctx {
 	time_t started;
 	size_t max_pending; /* bytes of partial target lines, daemon-wide */
 	_Atomic size_t pending_bytes; /* held now (fh_line.c) */
+	unsigned proto_minor;	      /* the kernel's, from INIT */
 };
+
+/* The daemon's context, set at INIT (before any other request). */
+extern struct lfs_ctx *lfs_the_ctx;
 
 extern const struct fuse_operations lfs_ops;
 
@@ -28,8 +32,12 @@ extern const struct fuse_operations lfs_ops;
 int lfs_errno(enum lf_err e);
 const char *lfs_errno_name(int err);
 
+/*
+ * Not fuse_get_context(): a write served without libfuse's high-level
+ * layer (write.c) has no context of its own.
+ */
 static inline struct lfs_ctx *lfs_context(void)
 {
-	return fuse_get_context()->private_data;
+	return lfs_the_ctx;
 }
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hostexec.h"
+#include "loop.h"
 
 #define LFS_THREADS	 256 /* worker threads unless -o max_threads */
 #define LFS_IDLE_THREADS 64  /* idle threads kept unless -o max_idle_threads */
@@ -77,14 +78,14 @@ int lfs_start_helper(const char *mnt, const char *user, pid_t *pid)
 }
 
 /*
- * Run the loop on the mounted fuse.  fuse_main would do, but its thread pool is
- * fixed at ten busy threads, and every call thread waits for its flush:
- * concurrent cases need as many threads as there are cases calling.
+ * Run the loop on the mounted fuse.  fuse_main would do, but its thread
+ * pool is fixed at ten busy threads, and a request can wait for a flush
+ * (a host's write, a target's view read of a case being written): the
+ * view's own loop (loop.c) sends the target's calls to write.c.
  */
 int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 	      const char *mnt, struct lfs_ctx *ctx, int hsock, bool dropped)
 {
-	struct fuse_loop_config *cfg = NULL;
 	struct hostexec *hx = NULL;
 	struct lf_why why;
 	int rc = 1;
@@ -115,31 +116,22 @@ int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 	if (opts->singlethread) {
 		rc = loop_status(fuse_loop(fuse));
 	} else {
-		cfg = fuse_loop_cfg_create();
-		if (!cfg)
-			goto out_signals;
-		fuse_loop_cfg_set_clone_fd(cfg, opts->clone_fd);
-		/*
-		 * libfuse keeps 10 idle threads by default; a burst of
-		 * concurrent cases would create and destroy threads on
-		 * every wave, so keep as many as typically call at once.
-		 */
-		fuse_loop_cfg_set_idle_threads(cfg,
-					       opts->max_idle_threads <= 100000
-						       ? opts->max_idle_threads
-						       : LFS_IDLE_THREADS);
 		/*
 		 * libfuse 3.14 parses -o max_threads into opts but fills in
 		 * its own default of 10, which cannot be told from a given
-		 * 10: only N > 10 is taken as the caller's.
+		 * 10: only N > 10 is taken as the caller's.  Idle threads:
+		 * libfuse keeps 10; a burst of concurrent cases would create
+		 * and destroy threads on every wave, so keep as many as
+		 * typically call at once.
 		 */
-		fuse_loop_cfg_set_max_threads(
-			cfg,
+		rc = loop_status(lfs_loop_mt(
+			fuse_get_session(fuse),
 			opts->max_threads > 10 && opts->max_threads <= 100000
-				? opts->max_threads
-				: LFS_THREADS);
-		rc = loop_status(fuse_loop_mt(fuse, cfg));
-		fuse_loop_cfg_destroy(cfg);
+				? (int)opts->max_threads
+				: LFS_THREADS,
+			opts->max_idle_threads <= 100000
+				? (int)opts->max_idle_threads
+				: LFS_IDLE_THREADS));
 	}
 	sd_notify(0, "STOPPING=1");
 out_signals:

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * write.c - a target's write to `request` or `result`, answered once its
+ * rows are durable by the thread that led their flush, not by a worker
+ * asleep until then (ledgerfs(8) --sync=group).
+ *
+ * libfuse's high-level layer answers a request when its operation
+ * returns, so a worker would sleep through the flush and be woken to
+ * reply: two context switches a row, which 64 cases calling at once pay
+ * in processor time.  The loop (loop.c) hands WRITE requests on those two
+ * files here instead.  The file handle is the one our open gave the
+ * kernel (the high-level layer passes it through unchanged), the line
+ * goes through the same fh_write_lines under the same lock, and the
+ * answer is written to /dev/fuse as the kernel's protocol defines it:
+ * one fuse_out_header, then a fuse_write_out with the bytes taken.  The
+ * high-level layer keeps no state for a WRITE on a handle (the view runs
+ * with nullpath_ok), so nothing there misses it.
+ */
+#include "write.h"
+
+#include <errno.h>
+#include <linux/fuse.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "defer.h"
+#include "fh_int.h"
+
+/* A write waiting for its rows: how to answer it, and what it showed. */
+struct lfs_write {
+	struct fuse_session *se;
+	uint64_t unique;
+	struct lfs_fh *fh;
+	int result;  /* the bytes taken, or -errno */
+	char *reply; /* for the cursor of `request`: its last line's */
+};
+
+/* The write served on this thread now (between open and close). */
+static _Thread_local struct lfs_write *write_now;
+
+/* Answer WRITE request unique: rc bytes taken, or -errno. */
+static void lfs_write_answer(struct fuse_session *se, uint64_t unique, int rc)
+{
+	struct fuse_out_header oh = {.unique = unique};
+	struct fuse_write_out wo = {0};
+	struct iovec iov[2] = {{&oh, sizeof(oh)}, {&wo, sizeof(wo)}};
+	int n = 2;
+
+	if (rc < 0) {
+		oh.error = rc;
+		n = 1;
+	} else {
+		wo.size = (uint32_t)rc;
+	}
+	oh.len = (uint32_t)(sizeof(oh) + (n == 2 ? sizeof(wo) : 0));
+	/*
+	 * ENOENT: the request was aborted meanwhile (the connection goes
+	 * away); nothing is owed to anyone then.
+	 */
+	(void)!writev(fuse_session_fd(se), iov, n);
+}
+
+int lfs_write_stash(const char *reply)
+{
+	struct lfs_write *w = write_now;
+
+	/* Only the write's last line is deferred (fh_write_lines). */
+	if (!w || !defer_current() || w->reply)
+		return -1;
+	w->reply = strdup(reply);
+	return w->reply ? 0 : -1;
+}
+
+/*
+ * The write's rows are durable (err 0) or may be lost: show its replies
+ * and answer it, or answer EIO, which its close reports again.  Runs on
+ * the thread that led the flush: takes only the cursor's lock.
+ */
+static void lfs_write_told(void *arg, int err)
+{
+	struct lfs_write *w = arg;
+	int rc = w->result;
+
+	if (err) {
+		atomic_store(&w->fh->late_err, EIO);
+		rc = -EIO;
+	} else if (w->reply) {
+		fh_keep_reply(w->fh, w->reply);
+	}
+	lfs_write_answer(w->se, w->unique, rc);
+	free(w->reply);
+	free(w);
+}
+
+bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+	const struct fuse_write_in *wi;
+	struct lfs_write *w;
+	struct lf_defer *d;
+	struct lfs_fh *fh;
+	int rc;
+
+	if ((buf->flags & FUSE_BUF_IS_FD) || !in ||
+	    buf->size < sizeof(*in) + sizeof(*wi) || in->opcode != FUSE_WRITE ||
+	    !lfs_the_ctx || lfs_the_ctx->proto_minor < 9)
+		return false;
+	wi = (const struct fuse_write_in *)(in + 1);
+	if (wi->size > buf->size - sizeof(*in) - sizeof(*wi) || !wi->fh)
+		return false;
+	fh = (struct lfs_fh *)(uintptr_t)wi->fh;
+	if (fh->n.kind != N_REQUEST && fh->n.kind != N_RESULT)
+		return false;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return false;
+	w->se = se;
+	w->unique = in->unique;
+	w->fh = fh;
+	d = defer_open(lfs_write_told, w);
+	if (!d) {
+		free(w);
+		return false;
+	}
+	write_now = w;
+	pthread_mutex_lock(&fh->lock);
+	rc = fh_write_lines(fh, (const char *)(wi + 1), wi->size,
+			    (off_t)wi->offset);
+	pthread_mutex_unlock(&fh->lock);
+	write_now = NULL;
+	w->result = rc;
+	/* From here w may be gone: told now, or by a flush. */
+	defer_close(d);
+	defer_kick();
+	return true;
+}
