@@ -6,6 +6,7 @@
  * view's side (fs/write.c) is driven by the integration tests.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -172,6 +173,38 @@ Test(defer, a_row_that_ends_its_epoch_is_flushed_before_the_append_returns)
 		     why.msg);
 	cr_expect_not(defer_close(d), "a turn row was left pending");
 	cr_expect_eq(atomic_load(&t.times), 1);
+	case_free(c);
+	commit_group_free(g);
+}
+
+/*
+ * A deferred row whose flush fails (its ledger's descriptor swapped for
+ * a pipe after the row was written: fdatasync of a pipe is EINVAL): the
+ * write is told the error, and the next use of the case finds it failed
+ * with the flush's reason, as a failed append fails it.
+ */
+Test(defer, a_failed_deferred_flush_fails_the_case_at_its_next_use)
+{
+	struct commit_group *g = commit_group_new(backing);
+	struct lf_case *c = grouped_case("F", g);
+	struct told t = {0};
+	const char *res = "{\"call_id\":\"a\",\"returned\":{}}";
+	struct lf_why why;
+	char *status;
+	int p[2];
+
+	deferred_call(c, "a", &t);
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_geq(dup2(p[1], ledger_fd(c->ledger)), 0);
+	cr_expect_eq(case_get_state(c), CASE_FAILED);
+	cr_expect_eq(atomic_load(&t.times), 1);
+	cr_expect_eq(atomic_load(&t.err), EINVAL);
+	status = case_status_json(c);
+	cr_expect_not_null(strstr(status, "ledger flush failed"), "%s", status);
+	free(status);
+	cr_expect_neq(case_result(c, res, strlen(res), &why), LF_OK);
+	close(p[0]);
+	close(p[1]);
 	case_free(c);
 	commit_group_free(g);
 }
