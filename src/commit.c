@@ -12,11 +12,11 @@
  * since the filesystem commits its journal one transaction at a time.
  */
 #include "commit.h"
+#include "futex.h"
 #include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <linux/magic.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -299,8 +298,7 @@ static int commit_sleep(struct commit_waiter *w)
 
 	while ((st = atomic_load_explicit(&w->state, memory_order_acquire)) ==
 	       W_WAIT)
-		syscall(SYS_futex, (int *)&w->state, FUTEX_WAIT_PRIVATE, W_WAIT,
-			NULL, NULL, 0);
+		futex_wait(&w->state, W_WAIT);
 	return st;
 }
 
@@ -311,8 +309,7 @@ static int commit_sleep(struct commit_waiter *w)
  */
 static void commit_wake(struct commit_waiter *w)
 {
-	syscall(SYS_futex, (int *)&w->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL,
-		0);
+	futex_wake(&w->state, 1);
 }
 
 /* Has the pending batch a waiter asleep on it (not me)?  Under the lock. */
@@ -371,9 +368,7 @@ static void commit_tell(struct commit_waiter *batch,
 	for (w = rev; w; w = next) {
 		next = w->next;
 		w->done(w->arg, w->rc);
-		if (atomic_fetch_sub(w->untold, 1) == 1)
-			syscall(SYS_futex, (int *)w->untold, FUTEX_WAKE_PRIVATE,
-				INT32_MAX, NULL, NULL, 0);
+		futex_count_down(w->untold);
 		free(w);
 	}
 	for (w = sleepers; w; w = next) {
@@ -562,17 +557,22 @@ int commit_group_enqueue(struct commit_group *g, int fd, bool data_only,
 	return 0;
 }
 
-void commit_group_drain(struct commit_group *g)
+void commit_group_wait_told(struct commit_group *g, atomic_int *count)
 {
 	int u;
 
-	while ((u = atomic_load(&g->untold)) != 0) {
+	while ((u = atomic_load(count)) != 0) {
+		/* Lead their flush if none runs; then wait for the telling. */
 		commit_group_barrier(g);
-		u = atomic_load(&g->untold);
+		u = atomic_load(count);
 		if (u)
-			syscall(SYS_futex, (int *)&g->untold,
-				FUTEX_WAIT_PRIVATE, u, NULL, NULL, 0);
+			futex_wait(count, u);
 	}
+}
+
+void commit_group_drain(struct commit_group *g)
+{
+	commit_group_wait_told(g, &g->untold);
 }
 
 void commit_group_kick(struct commit_group *g)

@@ -92,6 +92,12 @@ void commit_group_kick(struct commit_group *g);
 int commit_group_barrier(struct commit_group *g);
 
 /*
+ * Wait until *count is zero, where count goes down (futex_count_down)
+ * as rows nobody waits for are told: leads their flush when none runs.
+ */
+void commit_group_wait_told(struct commit_group *g, atomic_int *count);
+
+/*
  * Once no row is enqueued any more (a stop): wait until every row
  * nobody waits for is flushed and its done has run.
  */

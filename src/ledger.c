@@ -8,19 +8,18 @@
 #include "ledger.h"
 #include "commit.h"
 #include "defer.h"
+#include "futex.h"
 #include "journal.h"
 #include "ledger_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -134,9 +133,7 @@ static void ledger_row_told(void *arg, int rc)
 	struct ledger_told *t = arg;
 	struct ledger *l = t->l;
 
-	if (atomic_fetch_sub(&l->unsettled, 1) == 1)
-		syscall(SYS_futex, (int *)&l->unsettled, FUTEX_WAKE_PRIVATE,
-			INT32_MAX, NULL, NULL, 0);
+	futex_count_down(&l->unsettled);
 	defer_release(t->d, rc);
 	free(t);
 }
@@ -194,16 +191,8 @@ bool ledger_unsettled(struct ledger *l)
 
 void ledger_settle(struct ledger *l)
 {
-	int u;
-
-	while ((u = atomic_load(&l->unsettled)) != 0) {
-		/* Lead their flush if none runs; then wait for the telling. */
-		commit_group_barrier(l->commit);
-		u = atomic_load(&l->unsettled);
-		if (u)
-			syscall(SYS_futex, (int *)&l->unsettled,
-				FUTEX_WAIT_PRIVATE, u, NULL, NULL, 0);
-	}
+	if (atomic_load(&l->unsettled))
+		commit_group_wait_told(l->commit, &l->unsettled);
 }
 
 int ledger_flush_error(const struct ledger *l)
