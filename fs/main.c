@@ -30,6 +30,7 @@
 #include "registry.h"
 #include "request.h"
 #include "serve.h"
+#include "write.h"
 #include <fuse_lowlevel.h> /* fuse_parse_cmdline */
 
 /* configure's directories (ledgerfs(8) FILES); Makefile.am passes them. */
@@ -234,6 +235,11 @@ static void report_commits(struct registry *reg)
 		fprintf(stderr,
 			"ledgerfs: stopped; %llu rows made durable by %llu flushes\n",
 			rows, flushes);
+	if (lfs_write_count())
+		fprintf(stderr,
+			"ledgerfs: %llu writes of targets answered by the flush "
+			"of their rows\n",
+			lfs_write_count());
 }
 
 /*

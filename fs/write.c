@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <linux/fuse.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -35,6 +36,9 @@ struct lfs_write {
 	int result;  /* the bytes taken, or -errno */
 	char *reply; /* for the cursor of `request`: its last line's */
 };
+
+/* Writes answered by the flush of their rows (lfs_write_count). */
+static atomic_ullong write_deferred;
 
 /* The write served on this thread now (between open and close). */
 static _Thread_local struct lfs_write *write_now;
@@ -131,7 +135,13 @@ bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
 	write_now = NULL;
 	w->result = rc;
 	/* From here w may be gone: told now, or by a flush. */
-	defer_close(d);
+	if (defer_close(d))
+		atomic_fetch_add(&write_deferred, 1);
 	defer_kick();
 	return true;
+}
+
+unsigned long long lfs_write_count(void)
+{
+	return atomic_load(&write_deferred);
 }

@@ -18,4 +18,7 @@
  */
 bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf);
 
+/* How many writes were answered by the flush of their rows, not waited. */
+unsigned long long lfs_write_count(void);
+
 #endif

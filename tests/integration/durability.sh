@@ -74,6 +74,21 @@ rule_eq "rows through the group" "$rows" "$got_rows"
 	rule_fail "no flush was shared: $line"
 rule_end
 
+# ledgerfs(8) --sync: with group commit a target's write is answered by
+# the thread that led its row's flush, not by a worker asleep through it.
+rule_begin every_call_of_a_target_is_answered_by_the_flush_of_its_row
+: >"$work/daemon.err"
+lf_start
+calls_in_parallel A
+every_call_landed A
+lf_stop || rule_fail "daemon had to be killed"
+line=$(grep "writes of targets answered" "$work/daemon.err")
+echo "# $line"
+rule_eq "writes answered by their flush" \
+	"ledgerfs: $((NCASES * NCALLS)) writes of targets answered by the flush of their rows" \
+	"$line"
+rule_end
+
 rule_begin sync_file_flushes_each_row_alone
 : >"$work/daemon.err"
 lf_start --sync=file
@@ -81,6 +96,7 @@ calls_in_parallel F
 every_call_landed F
 lf_stop || rule_fail "daemon had to be killed"
 rule_hasnt "stop line" "$(cat "$work/daemon.err")" "made durable"
+rule_hasnt "stop line" "$(cat "$work/daemon.err")" "answered by the flush"
 rule_end
 
 # ramfs: syncfs there is not known to be durable, so no group.
