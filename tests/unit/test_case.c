@@ -14,13 +14,10 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "case_fixture.h"
 #include "case_int.h"
 #include "chain.h"
 #include "request.h"
-
-static char dir[64];
-static int backing = -1;
-static unsigned char key[CHAIN_KEY_BYTES];
 
 static const char *policy =
 	"interactions:\n"
@@ -39,28 +36,10 @@ static const char *mocks =
 
 static void setup(void)
 {
-	char sub[96];
-
-	chain_init();
-	snprintf(dir, sizeof(dir), "/tmp/lfcase.XXXXXX");
-	cr_assert(mkdtemp(dir));
-	snprintf(sub, sizeof(sub), "%s/cases", dir);
-	cr_assert_eq(mkdir(sub, 0700), 0);
-	backing = open(dir, O_RDONLY | O_DIRECTORY);
-	cr_assert(backing >= 0);
-	memset(key, 7, sizeof(key));
+	case_fixture_setup("/tmp", "lfcase", 7);
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	close(backing);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(case_rules, .init = setup, .fini = teardown);
+TestSuite(case_rules, .init = setup, .fini = case_fixture_teardown);
 
 static struct case_limits lim(unsigned long calls, unsigned long refused)
 {
@@ -70,22 +49,7 @@ static struct case_limits lim(unsigned long calls, unsigned long refused)
 
 static struct lf_case *registered_case(const char *name, struct case_limits l)
 {
-	struct lf_case *c;
-	struct lf_why why;
-	char tok[CHAIN_HEX_LEN + 1], line[256];
-
-	cr_assert_eq(case_create(backing, key, name, &l, &c, &why), LF_OK, "%s",
-		     why.msg);
-	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK,
-		     "%s", why.msg);
-	cr_assert_eq(case_set_mocks(c, mocks, strlen(mocks), &why), LF_OK, "%s",
-		     why.msg);
-	case_token(c, tok);
-	snprintf(line, sizeof(line), "{\"case_id\":\"%s\",\"token\":\"%s\"}",
-		 name, tok);
-	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK, "%s",
-		     why.msg);
-	return c;
+	return case_fixture_registered(name, l, NULL, policy, mocks);
 }
 
 static enum lf_err call(struct lf_case *c, const char *line, char **reply)

@@ -14,12 +14,9 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "case_fixture.h"
 #include "chain.h"
 #include "ledger.h"
-
-static char dir[64];
-static int backing = -1;
-static unsigned char key[CHAIN_KEY_BYTES];
 
 /* Rule 0 has steps and serves only x == 1; rule 1 serves the rest. */
 static const char policy[] = "interactions:\n"
@@ -39,28 +36,10 @@ static const char mocks[] = "version: 1\n"
 
 static void setup(void)
 {
-	char sub[96];
-
-	chain_init();
-	snprintf(dir, sizeof(dir), "/tmp/lfrestart.XXXXXX");
-	cr_assert(mkdtemp(dir));
-	snprintf(sub, sizeof(sub), "%s/cases", dir);
-	cr_assert_eq(mkdir(sub, 0700), 0);
-	backing = open(dir, O_RDONLY | O_DIRECTORY);
-	cr_assert(backing >= 0);
-	memset(key, 5, sizeof(key));
+	case_fixture_setup("/tmp", "lfrestart", 5);
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	close(backing);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(case_restart, .init = setup, .fini = teardown);
+TestSuite(case_restart, .init = setup, .fini = case_fixture_teardown);
 
 static char *call(struct lf_case *c, const char *line)
 {

@@ -16,14 +16,11 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "case_fixture.h"
 #include "case_int.h"
 #include "chain.h"
 #include "commit.h"
 #include "defer.h"
-
-static char dir[64];
-static int backing = -1;
-static unsigned char key[CHAIN_KEY_BYTES];
 
 static const char *policy = "interactions:\n"
 			    "  - {match: lookup_*, mode: pass}\n"
@@ -31,29 +28,11 @@ static const char *policy = "interactions:\n"
 
 static void setup(void)
 {
-	char sub[96];
-
-	chain_init();
 	/* On the disk: flushes must really go to a device. */
-	snprintf(dir, sizeof(dir), "/var/tmp/lfdefer.XXXXXX");
-	cr_assert(mkdtemp(dir));
-	snprintf(sub, sizeof(sub), "%s/cases", dir);
-	cr_assert_eq(mkdir(sub, 0700), 0);
-	backing = open(dir, O_RDONLY | O_DIRECTORY);
-	cr_assert(backing >= 0);
-	memset(key, 7, sizeof(key));
+	case_fixture_setup("/var/tmp", "lfdefer", 7);
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	close(backing);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(defer, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(defer, .init = setup, .fini = case_fixture_teardown, .timeout = 60);
 
 struct told {
 	atomic_int times;
@@ -72,21 +51,8 @@ static void on_told(void *arg, int err)
 static struct lf_case *grouped_case(const char *name, struct commit_group *g)
 {
 	struct case_limits l = {0, 0, 0, 0};
-	struct lf_case *c;
-	struct lf_why why;
-	char tok[CHAIN_HEX_LEN + 1], line[256];
 
-	cr_assert_eq(case_create(backing, key, name, &l, &c, &why), LF_OK, "%s",
-		     why.msg);
-	case_set_commit(c, g);
-	cr_assert_eq(case_set_policy(c, policy, strlen(policy), &why), LF_OK,
-		     "%s", why.msg);
-	case_token(c, tok);
-	snprintf(line, sizeof(line), "{\"case_id\":\"%s\",\"token\":\"%s\"}",
-		 name, tok);
-	cr_assert_eq(case_register(c, line, strlen(line), &why), LF_OK, "%s",
-		     why.msg);
-	return c;
+	return case_fixture_registered(name, l, g, policy, NULL);
 }
 
 /* A call made while a deferral is open, left pending (no kick). */
