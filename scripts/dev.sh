@@ -16,7 +16,7 @@ packages="build-essential autoconf automake libtool pkg-config fuse3 libfuse3-de
 	libjansson-dev libgcrypt20-dev libyaml-dev libcriterion-dev bubblewrap
 	acl attr util-linux procps jq clang libclang-rt-14-dev clang-format
 	libpcre2-dev libmicrohttpd-dev libsystemd-dev systemd python3-yaml
-	python3-cryptography python3-selenium chromium chromium-driver curl"
+	python3-cryptography python3-selenium chromium chromium-driver curl strace"
 missing=$(dpkg-query -W -f='${Package} ${Status}\n' $packages 2>/dev/null |
 	awk '$NF != "installed" {print $1}'; for p in $packages; do
 	dpkg-query -W "$p" >/dev/null 2>&1 || echo "$p"; done)
