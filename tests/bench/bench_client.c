@@ -9,12 +9,14 @@
  *                     --calls N --prefix P --policy F --mocks F
  *   bench_client open --target MNT --cases N --prefix P --procs K
  *                     --policy F --mocks F
- *   bench_client stats FILE
+ *   bench_client stats FILE [--skip K --every N]
  *
  * `run` prints one line "RESULT key=value ..." (with --out FILE it also
  * appends each latency, in ns, to FILE); `stats` prints the percentiles
- * over such a file, so interleaved runs can be pooled; `open` opens and
- * registers N idle cases (for the memory figure): "OPENED n=N secs=S".
+ * over such a file, so interleaved runs can be pooled (with --skip K
+ * --every N, leaving out the first K calls of each run of N); `open`
+ * opens and registers N idle cases (for the memory figure): "OPENED n=N
+ * secs=S".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -298,12 +300,16 @@ static void bench_save(const char *path, const uint64_t *v, size_t n)
 		bench_die("cannot save latencies to", path);
 }
 
-/* Percentiles over every latency saved in a file by several runs. */
-static int bench_stats(const char *path)
+/*
+ * Percentiles over the latencies saved in a file by several runs: every
+ * one, or with every > 0 only those past the first skip of each run of
+ * every calls (a lone case's calls, one run after another).
+ */
+static int bench_stats(const char *path, long skip, long every)
 {
 	FILE *f = fopen(path, "rb");
 	uint64_t *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, i = 0;
 
 	if (!f)
 		bench_die("cannot open", path);
@@ -316,7 +322,8 @@ static int bench_stats(const char *path)
 		}
 		if (fread(&v[n], sizeof(*v), 1, f) != 1)
 			break;
-		n++;
+		if (every <= 0 || (long)(i++ % (size_t)every) >= skip)
+			n++;
 	}
 	fclose(f);
 	if (!n)
@@ -465,7 +472,7 @@ static void bench_usage(void)
 	      "--clients C --calls N --prefix P --policy F --mocks F [--out FILE]\n"
 	      "       bench_client open --target MNT --cases N --procs K "
 	      "--prefix P --policy F --mocks F\n"
-	      "       bench_client stats FILE\n",
+	      "       bench_client stats FILE [--skip K --every N]\n",
 	      stderr);
 	exit(2);
 }
@@ -484,7 +491,11 @@ int main(int argc, char **argv)
 		bench_usage();
 	o.cmd = argv[1];
 	if (!strcmp(o.cmd, "stats") && argc == 3)
-		return bench_stats(argv[2]);
+		return bench_stats(argv[2], 0, 0);
+	if (!strcmp(o.cmd, "stats") && argc == 7 &&
+	    !strcmp(argv[3], "--skip") && !strcmp(argv[5], "--every") &&
+	    atol(argv[4]) >= 0 && atol(argv[6]) > atol(argv[4]))
+		return bench_stats(argv[2], atol(argv[4]), atol(argv[6]));
 	for (i = 2; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 
