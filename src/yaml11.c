@@ -70,6 +70,21 @@ static int sexagesimal(const char *s, bool first_nonzero, double *out,
 }
 
 /*
+ * The integers written with a base: its prefix, the digits (and _) that
+ * may follow, and where the digits strtoull reads start (the octal's
+ * leading 0 is one of them: "0_" is 0).
+ */
+static const struct {
+	const char *prefix, *set;
+	size_t from;
+	int base;
+} yaml11_radix[] = {
+	{"0b", "01_", 2, 2},
+	{"0x", "0123456789abcdefABCDEF_", 2, 16},
+	{"0", "01234567_", 0, 8},
+};
+
+/*
  * A plain scalar as PyYAML's safe_load resolves it (YAML 1.1): null, the
  * booleans yes/no/on/off/true/false in three casings, integers in base
  * 2, 8 (leading 0), 10, 16 and 60 (12:30), floats that have a point (1e3
@@ -108,49 +123,24 @@ json_t *yaml11_resolve_plain(const char *s, const char **problem)
 		return NULL;
 	}
 	/* Integers: 0b, 0x, leading-0 octal, decimal, base 60. */
-	if (d[0] == '0' && d[1] == 'b' && d[2] &&
-	    !d[2 + run_of(d + 2, "01_")]) {
-		clean = no_underscores(d + 2);
+	for (i = 0; i < sizeof(yaml11_radix) / sizeof(yaml11_radix[0]); i++) {
+		const char *digits = d + strlen(yaml11_radix[i].prefix);
+		unsigned long long u;
+
+		if (strncmp(d, yaml11_radix[i].prefix,
+			    strlen(yaml11_radix[i].prefix)) != 0 ||
+		    !*digits || digits[run_of(digits, yaml11_radix[i].set)])
+			continue;
+		clean = no_underscores(d + yaml11_radix[i].from);
 		if (!clean)
 			goto nomem;
 		if (!*clean)
 			goto str;
 		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 2);
-			if (errno || u > INT64_MAX)
-				goto range;
-			v = json_integer(sign * (json_int_t)u);
-		}
-		goto done;
-	}
-	if (d[0] == '0' && d[1] == 'x' && d[2] &&
-	    !d[2 + run_of(d + 2, "0123456789abcdefABCDEF_")]) {
-		clean = no_underscores(d + 2);
-		if (!clean)
-			goto nomem;
-		if (!*clean)
-			goto str;
-		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 16);
-			if (errno || u > INT64_MAX)
-				goto range;
-			v = json_integer(sign * (json_int_t)u);
-		}
-		goto done;
-	}
-	if (d[0] == '0' && d[1] && !d[1 + run_of(d + 1, "01234567_")]) {
-		clean = no_underscores(d);
-		if (!clean)
-			goto nomem;
-		errno = 0;
-		{
-			unsigned long long u = strtoull(clean, &end, 8);
-			if (errno || u > INT64_MAX)
-				goto range;
-			v = json_integer(sign * (json_int_t)u);
-		}
+		u = strtoull(clean, &end, yaml11_radix[i].base);
+		if (errno || u > INT64_MAX)
+			goto range;
+		v = json_integer(sign * (json_int_t)u);
 		goto done;
 	}
 	n = run_of(d, "0123456789_");
