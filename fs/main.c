@@ -237,8 +237,8 @@ static void report_commits(struct registry *reg)
 			rows, flushes);
 	if (lfs_write_count())
 		fprintf(stderr,
-			"ledgerfs: %llu writes of targets answered by the flush "
-			"of their rows\n",
+			"ledgerfs: %llu writes of targets answered with no "
+			"thread waiting for their flush\n",
 			lfs_write_count());
 }
 

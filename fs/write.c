@@ -37,7 +37,7 @@ struct lfs_write {
 	char *reply; /* for the cursor of `request`: its last line's */
 };
 
-/* Writes answered by the flush of their rows (lfs_write_count). */
+/* Writes answered with no thread waiting for their flush. */
 static atomic_ullong write_deferred;
 
 /* The write served on this thread now (between open and close). */

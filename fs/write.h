@@ -18,7 +18,11 @@
  */
 bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf);
 
-/* How many writes were answered by the flush of their rows, not waited. */
+/*
+ * How many writes had their rows flushed with no thread waiting: each
+ * answered once that flush was over, by the thread that led it, or by
+ * its own when the flush ended before it was done with the write.
+ */
 unsigned long long lfs_write_count(void);
 
 #endif

@@ -12,6 +12,7 @@
 struct lf_defer {
 	atomic_int refs; /* the opener's hold, and one per pending row */
 	atomic_int err;	 /* the first flush error */
+	bool held;	 /* a row joined it (set on the opener's thread) */
 	defer_done_fn done;
 	void *arg;
 };
@@ -28,6 +29,7 @@ struct lf_defer *defer_open(defer_done_fn done, void *arg)
 		return NULL;
 	atomic_init(&d->refs, 1);
 	atomic_init(&d->err, 0);
+	d->held = false;
 	d->done = done;
 	d->arg = arg;
 	defer_now = d;
@@ -49,6 +51,7 @@ struct lf_defer *defer_current(void)
 
 void defer_hold(struct lf_defer *d)
 {
+	d->held = true;
 	atomic_fetch_add(&d->refs, 1);
 }
 
@@ -71,11 +74,11 @@ void defer_note_group(struct commit_group *g)
 
 bool defer_close(struct lf_defer *d)
 {
-	bool pending = atomic_load(&d->refs) > 1;
+	bool held = d->held; /* d may be gone once released */
 
 	defer_now = NULL;
 	defer_release(d, 0);
-	return pending;
+	return held;
 }
 
 void defer_kick(void)

@@ -26,8 +26,9 @@ struct lf_defer *defer_open(defer_done_fn done, void *arg);
 
 /*
  * Close the deferral of this thread: done(arg, err) runs exactly once,
- * now when no row of it is pending, else once the last one is told.
- * Returns whether rows were pending: the caller then kicks their group
+ * now when no row of it is pending (none joined it, or a flush another
+ * thread led has told them all already), else once the last one is told.
+ * Returns whether any row joined it: the caller then kicks their group
  * (defer_kick) once it holds no lock of the core.
  */
 bool defer_close(struct lf_defer *d);
