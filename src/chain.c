@@ -277,21 +277,25 @@ int chain_random_hex(size_t n, char *out)
 	return 0;
 }
 
+bool chain_equal_n(const char *a, const char *b, size_t n)
+{
+	unsigned char acc = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		acc |= (unsigned char)(a[i] ^ b[i]);
+	return acc == 0;
+}
+
 bool chain_equal(const char *a, const char *b)
 {
-	size_t la, lb, i;
-	unsigned char acc = 0;
+	size_t la;
 
 	if (!a || !b)
 		return false;
 	la = strlen(a);
-	lb = strlen(b);
 	/* Lengths are public (hex digests); only the contents are secret. */
-	if (la != lb)
-		return false;
-	for (i = 0; i < la; i++)
-		acc |= (unsigned char)(a[i] ^ b[i]);
-	return acc == 0;
+	return la == strlen(b) && chain_equal_n(a, b, la);
 }
 
 static int chain_read_full(int fd, unsigned char *buf, size_t n)

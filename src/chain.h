@@ -80,6 +80,8 @@ int chain_random_hex(size_t n, char *out);
 
 /* Constant-time equality of two NUL-terminated strings. */
 bool chain_equal(const char *a, const char *b);
+/* Constant-time equality of n bytes (n is public, as a digest's size). */
+bool chain_equal_n(const char *a, const char *b, size_t n);
 
 /*
  * Load the 32-byte host key from path; when absent, create it (0600,

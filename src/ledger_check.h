@@ -8,6 +8,7 @@
 #define LF_LEDGER_CHECK_H
 
 #include "ledger.h"
+#include "ledger_hashes.h"
 #include "ledger_scan.h"
 
 /* The running state of one scan. */
@@ -36,23 +37,34 @@ struct ledger_scan {
  * there was one.
  */
 struct ledger_prescan {
+	/*
+	 * Every check of a row in a ledger without seals passed on this
+	 * line alone and against the line before it in its chunk: members
+	 * and shapes, MAC (under key), the same case_id token as that line,
+	 * prev its hash.  What is left depends on the reader's state: the
+	 * row number (row), the key, and that line's own acceptance.
+	 */
+	bool vouched; /* first: the one cache line the reader reads */
+	unsigned long long row;
+	unsigned char key[CHAIN_KEY_BYTES];
 	struct ledger_fields f;
 	const char *err;
 	int rc;
 	bool mac_done;
 	bool canonical; /* parsed, and in canonical form (keyless scans) */
-	unsigned char key[CHAIN_KEY_BYTES];
 	char mac[CHAIN_HEX_LEN + 1];
 };
 
 /*
  * A thread reading ahead works out one line into its slot (a struct
- * ledger_prescan): its members, and its MAC under key when there is one
- * (a ledger_hashes_prep of ledger_hashes.h; ctx is the scan).
+ * ledger_prescan): its members, its MAC under key when there is one, and
+ * whether it vouches for the line (a ledger_hashes_prep of
+ * ledger_hashes.h; ctx is the scan).
  */
 void ledger_prescan(void *slot, const char *s, size_t n,
-		    const unsigned char *key, struct chain_mac *m,
-		    const void *ctx);
+		    const struct ledger_hashes_line *before,
+		    const void *before_slot, const unsigned char *key,
+		    struct chain_mac *m, const void *ctx);
 
 /*
  * Check the line s[0..n) at file offset off as the next row: its chain,

@@ -151,7 +151,7 @@ static int ledger_chunk_split(struct ledger_hashes *hs,
 	return 0;
 }
 
-/* Work out chunk k into c: its lines, then each line's prep and hash. */
+/* Work out chunk k into c: its lines, then each line's hash and prep. */
 static void ledger_chunk_fill(struct ledger_hashes *hs,
 			      struct ledger_hashes_chunk *c, size_t k,
 			      struct chain_mac *m)
@@ -166,10 +166,12 @@ static void ledger_chunk_fill(struct ledger_hashes *hs,
 	for (i = 0; i < c->n; i++) {
 		l = &c->line[i];
 		l->s = c->buf + (l->off - c->at);
-		if (hs->prep)
-			hs->prep(c->slots + i * hs->slot_size, l->s, l->n, key,
-				 m, hs->prep_ctx);
 		chain_sha256_hex(l->s, l->n, l->hex);
+		if (hs->prep)
+			hs->prep(c->slots + i * hs->slot_size, l->s, l->n,
+				 i ? l - 1 : NULL,
+				 i ? c->slots + (i - 1) * hs->slot_size : NULL,
+				 key, m, hs->prep_ctx);
 	}
 }
 

@@ -3,10 +3,12 @@
  * ledger_hashes.h - a ledger read ahead in chunks on several threads:
  * each chunk's lines, their chain hashes, and whatever else a reader
  * works out of a line alone (its members' places, its MAC under a
- * guessed key), while the reader checks the lines in order
- * (ledgerctl(1) verify).  None of that depends on an earlier row, so
- * chunks can be worked out in any order and on any thread; every check
- * that does depend on one stays with the reader.
+ * guessed key, its checks against the line before it in the same
+ * chunk), while the reader checks the lines in order (ledgerctl(1)
+ * verify).  None of that depends on an earlier chunk, so chunks can be
+ * worked out in any order and on any thread; every check that depends
+ * on the reader's state (the row number, the case, the key, whether the
+ * line before was taken) stays with the reader.
  *
  * Chunk k holds the lines that start in [k * C, (k + 1) * C) of the
  * file as it was when reading began (C: ledger_hashes_set_chunk).  A
@@ -36,9 +38,14 @@ struct ledger_hashes_line {
 /*
  * What a thread works out of one line besides its hash, into slot: key
  * (NULL: none) is the guess of the MAC key, m a MAC context of the
- * calling thread's own, ctx the reader's (read only).
+ * calling thread's own, ctx the reader's (read only).  before: the line
+ * before it in the same chunk, already worked out (its slot beside it),
+ * or NULL for a chunk's first line.
  */
+struct ledger_hashes_line;
 typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n,
+				   const struct ledger_hashes_line *before,
+				   const void *before_slot,
 				   const unsigned char *key,
 				   struct chain_mac *m, const void *ctx);
 

@@ -47,8 +47,12 @@ static json_t *test_row(int i, size_t big)
 	return row;
 }
 
-/* A ledger of ROWS rows at path; row big_row (1-based) of big bytes. */
-static void make_ledger(const char *path, int big_row, size_t big)
+/*
+ * A ledger of ROWS rows at path; row big_row (1-based) of big bytes;
+ * sealed (ledgerfs-ledger(5) SEALS) in epochs of epoch_rows, or not (0).
+ */
+static void make_ledger(const char *path, int big_row, size_t big,
+			unsigned long long epoch_rows)
 {
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
@@ -58,6 +62,10 @@ static void make_ledger(const char *path, int big_row, size_t big)
 	cr_assert_eq(
 		ledger_open(AT_FDCWD, path, "C1", key, true, NULL, &l, &why),
 		LF_OK, "%s", why.msg);
+	if (epoch_rows)
+		cr_assert_eq(ledger_seal_start(l, AT_FDCWD, path, key,
+					       epoch_rows, &why),
+			     LF_OK, "%s", why.msg);
 	for (i = 0; i < ROWS; i++) {
 		row = test_row(i, i + 1 == big_row ? big : 0);
 		cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_OK,
@@ -67,11 +75,27 @@ static void make_ledger(const char *path, int big_row, size_t big)
 	ledger_close(l);
 }
 
+/* orig: the bytes of the ledger at path. */
+static void load_orig(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long sz;
+
+	cr_assert_not_null(f);
+	fseek(f, 0, SEEK_END);
+	sz = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	free(orig);
+	orig = malloc((size_t)sz);
+	cr_assert_not_null(orig);
+	cr_assert_eq(fread(orig, 1, (size_t)sz, f), (size_t)sz);
+	fclose(f);
+	orig_n = (size_t)sz;
+}
+
 /* The ledger is made once per test on a tmpfs: appends cost no flush. */
 static void setup(void)
 {
-	FILE *f;
-	long sz;
 	int i;
 
 	strcpy(tmpdir, "/dev/shm/test_ledger_hashes.XXXXXX");
@@ -83,16 +107,8 @@ static void setup(void)
 	snprintf(tpath, sizeof(tpath), "%s/changed.jsonl", tmpdir);
 	for (i = 0; i < CHAIN_KEY_BYTES; i++)
 		key[i] = (unsigned char)(0x30 + i);
-	make_ledger(lpath, 0, 0);
-	f = fopen(lpath, "rb");
-	cr_assert_not_null(f);
-	fseek(f, 0, SEEK_END);
-	sz = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	orig = malloc((size_t)sz);
-	cr_assert_eq(fread(orig, 1, (size_t)sz, f), (size_t)sz);
-	fclose(f);
-	orig_n = (size_t)sz;
+	make_ledger(lpath, 0, 0, 0);
+	load_orig(lpath);
 	cr_assert_gt(orig_n, 16 * CHUNK);
 }
 
@@ -216,6 +232,119 @@ Test(ledger_hashes, a_malformed_line_mid_batch_is_reported_alike)
 	expect_same(tpath, key, LF_VERIFY, 3000);
 }
 
+/*
+ * Write orig with row r's member text from changed to to, and the row's
+ * MAC made again under the case key: a row only a holder of the key
+ * could forge, so the chain, number and case checks alone must catch it.
+ * r and the row before it start in the same chunk: a helper works out
+ * both, and the reader must not take the helper's word for more than
+ * the line alone shows.
+ */
+static void write_forged(unsigned long long r, const char *from, const char *to)
+{
+	size_t at = row_at(r),
+	       n = (size_t)((char *)memchr(orig + at, '\n', orig_n - at) -
+			    (orig + at));
+	char *line = malloc(n + strlen(to) + 1), *p, *mac, *end, *out;
+	unsigned char ck[CHAIN_KEY_BYTES];
+	char hex[CHAIN_HEX_LEN + 1];
+	struct chain_mac *m = chain_mac_new();
+
+	cr_assert_geq(row_at(r - 1), at / CHUNK * CHUNK,
+		      "row %llu is the first of its chunk", r);
+	cr_assert(line && m);
+	memcpy(line, orig + at, n);
+	line[n] = '\0';
+	p = strstr(line, from);
+	cr_assert_not_null(p, "row %llu holds no %s", r, from);
+	memmove(p + strlen(to), p + strlen(from), strlen(p + strlen(from)) + 1);
+	memcpy(p, to, strlen(to));
+	mac = strstr(line, ",\"mac\":\"");
+	cr_assert_not_null(mac);
+	end = mac + 8 + CHAIN_HEX_LEN + 1;
+	chain_case_key(key, "C1", ck);
+	cr_assert_eq(chain_mac2_hex(m, ck, line, (size_t)(mac - line), end,
+				    strlen(end), hex),
+		     0);
+	memcpy(mac + 8, hex, CHAIN_HEX_LEN);
+	out = malloc(strlen(line) + 2);
+	cr_assert_not_null(out);
+	sprintf(out, "%s\n", line);
+	write_changed(at, n + 1, out);
+	chain_mac_free(m);
+	free(out);
+	free(line);
+}
+
+/* The forged row fails alike, for the reason named. */
+static void expect_forged_fails(const char *reason)
+{
+	struct outcome one;
+
+	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
+	verify_with(2, tpath, key, &one);
+	cr_assert(strstr(one.why, reason), "%s", one.why);
+}
+
+Test(ledger_hashes, a_row_with_a_valid_mac_and_a_wrong_prev_breaks_the_chain)
+{
+	char from[80], to[80];
+	size_t at = row_at(LATE_ROW);
+	char *p = memmem(orig + at, orig_n - at, "\"prev\":\"", 8);
+
+	snprintf(from, sizeof(from), "%.73s", p);
+	snprintf(to, sizeof(to), "%.8s%064d%.1s", p, 0, p + 72);
+	write_forged(LATE_ROW, from, to);
+	expect_forged_fails("prev does not match");
+}
+
+Test(ledger_hashes, a_row_with_a_valid_mac_and_another_case_id_is_refused)
+{
+	write_forged(LATE_ROW, "\"case_id\":\"C1\"", "\"case_id\":\"C2\"");
+	expect_forged_fails("case_id \"C2\", expected \"C1\"");
+}
+
+Test(ledger_hashes, a_row_with_a_valid_mac_and_a_wrong_number_is_refused)
+{
+	char from[32], to[32];
+
+	snprintf(from, sizeof(from), "\"row\":%d,", LATE_ROW);
+	snprintf(to, sizeof(to), "\"row\":%d,", LATE_ROW + 1);
+	write_forged(LATE_ROW, from, to);
+	expect_forged_fails("row number");
+}
+
+Test(ledger_hashes,
+     a_row_with_a_valid_mac_and_an_epoch_in_a_ledger_without_seals_is_refused)
+{
+	write_forged(LATE_ROW, "\"mac\":", "\"epoch\":0,\"mac\":");
+	expect_forged_fails("an epoch in a ledger without seals");
+}
+
+/*
+ * A sealed row MACs under K(epoch), which the host key does not give:
+ * a row stripped of its epoch and MACed under the key the host key
+ * derives must not pass as a row of a ledger without seals.
+ */
+Test(ledger_hashes, a_sealed_row_without_its_epoch_maced_by_the_host_key_fails)
+{
+	char spath[160], from[40];
+	const char *p, *q;
+	size_t at;
+
+	snprintf(spath, sizeof(spath), "%s/sealed.jsonl", tmpdir);
+	make_ledger(spath, 0, 0, 1024);
+	load_orig(spath);
+	at = row_at(LATE_ROW);
+	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
+	cr_assert_not_null(p);
+	q = memchr(p, ',', 40);
+	cr_assert_not_null(q);
+	snprintf(from, sizeof(from), "%.*s", (int)(q + 1 - p), p);
+	write_forged(LATE_ROW, from, "");
+	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
+}
+
 /* Keyless, canonical form stands in for the MAC, on helpers or not. */
 Test(ledger_hashes, a_non_canonical_row_without_a_key_is_found_alike)
 {
@@ -289,11 +418,11 @@ Test(ledger_hashes, a_row_starting_on_a_chunk_boundary_verifies_alike)
 	size_t big = 1000, at;
 
 	/* Grow row 2000 until row 2001 starts on a chunk boundary. */
-	make_ledger(tpath, 2000, big);
+	make_ledger(tpath, 2000, big, 0);
 	at = file_row_at(tpath, 2001);
 	big += (CHUNK - at % CHUNK) % CHUNK;
 	cr_assert_eq(unlink(tpath), 0);
-	make_ledger(tpath, 2000, big);
+	make_ledger(tpath, 2000, big, 0);
 	cr_assert_eq(file_row_at(tpath, 2001) % CHUNK, 0);
 	expect_same(tpath, key, LF_OK, 0);
 	expect_same(tpath, NULL, LF_OK, 0);
@@ -301,7 +430,7 @@ Test(ledger_hashes, a_row_starting_on_a_chunk_boundary_verifies_alike)
 
 Test(ledger_hashes, a_row_longer_than_several_chunks_verifies_alike)
 {
-	make_ledger(tpath, 1500, 5 * CHUNK + 123);
+	make_ledger(tpath, 1500, 5 * CHUNK + 123, 0);
 	expect_same(tpath, key, LF_OK, 0);
 	expect_same(tpath, NULL, LF_OK, 0);
 }
