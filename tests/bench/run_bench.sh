@@ -291,10 +291,14 @@ for C in $CS; do
 		# on this kind of disk (README, Performance): the same rounds
 		# past each case's first WARM calls, beside.
 		if [ "$C" = 1 ] && [ "$n" -gt $((WARM * 2)) ]; then
-			F=$("$CLIENT" stats "$WORK/lat-$x" --skip $WARM --every "$n") ||
+			FW=$("$CLIENT" stats "$WORK/lat-$x" --skip $WARM --every "$n") ||
 				die stats
-			fig "p50w_${x}_1" "$(field "$F" p50_us)"
-			printf '        past its first %s calls: p50=%7.0f us\n' "$WARM" "$(field "$F" p50_us)"
+			fig "p50w_${x}_1" "$(field "$FW" p50_us)"
+			case $x in
+			a | o) what="its file's first $WARM writes" ;;
+			*) what="each case's first $WARM calls" ;;
+			esac
+			printf '        past %s: p50=%7.0f us\n' "$what" "$(field "$FW" p50_us)"
 		fi
 		fig "p99_${x}_$C" "$(field "$F" p99_us)"
 		fig "cps_${x}_$C" "$cps"
