@@ -39,10 +39,56 @@ static bool ledger_prescan_vouches(const struct ledger_prescan *ps, size_t n,
 	return chain_equal_n(ps->mac, f->mac.p + 1, CHAIN_HEX_LEN);
 }
 
+/*
+ * The epoch a sealed row claims, into *e: false when its token is not a
+ * canonical number.  Only a hint: the reader checks the epoch itself.
+ */
+static bool ledger_epoch_of(const struct ledger_tok *t, unsigned long long *e)
+{
+	if (t->p && t->n == 1 && t->p[0] == '0') {
+		*e = 0;
+		return true;
+	}
+	*e = ledger_row_number(t);
+	return *e != 0;
+}
+
+/*
+ * The key a thread reading ahead MACs a sealed row under: K(E) of the
+ * seal key file for a row of epoch E; with K0 (key), K(e) stepped
+ * forward from the last the thread derived.  Since an epoch holds a row
+ * at least, a thread takes at most two steps a line, whatever epochs the
+ * rows claim.  NULL: the reader MACs the row itself.
+ */
+static const unsigned char *
+ledger_ahead_epoch_key(const struct ledger_scan *st,
+		       struct ledger_hashes_thread *t,
+		       const struct ledger_tok *epoch, const unsigned char *key)
+{
+	unsigned long long e;
+
+	if (!ledger_epoch_of(epoch, &e))
+		return NULL;
+	if (st->ahead_seal == RATCHET_KEYS_CURRENT)
+		return e == st->ahead_epoch ? key : NULL;
+	t->budget += 2;
+	if (!t->key_known || e < t->epoch) {
+		memcpy(t->key, key, CHAIN_KEY_BYTES);
+		t->epoch = 0;
+		t->key_known = true;
+	}
+	if (e - t->epoch > t->budget)
+		return NULL;
+	t->budget -= e - t->epoch;
+	for (; t->epoch < e; t->epoch++)
+		ratchet_step(t->key, t->key);
+	return t->key;
+}
+
 void ledger_prescan(void *slot, const char *s, size_t n,
 		    const struct ledger_hashes_line *before,
 		    const void *before_slot, const unsigned char *key,
-		    struct chain_mac *m, const void *ctx)
+		    struct ledger_hashes_thread *t, const void *ctx)
 {
 	struct ledger_prescan *ps = slot;
 	const struct ledger_fields *f = &ps->f;
@@ -59,11 +105,16 @@ void ledger_prescan(void *slot, const char *s, size_t n,
 	 */
 	ps->canonical = st && st->canon && !st->cb && ledger_is_canonical(s, n);
 	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
-	if (ps->rc < 0 || !key || !m || !f->mac.p || f->mac_member[0] != ',')
+	if (ps->rc < 0 || !key || !t || !t->mac || !f->mac.p ||
+	    f->mac_member[0] != ',')
+		return;
+	if (st && st->ahead_seal != RATCHET_KEYS_NONE &&
+	    !(key = ledger_ahead_epoch_key(st, t, &f->epoch, key)))
 		return;
 	/* The canonical row without mac is the line minus that member. */
-	if (chain_mac2_hex(m, key, s, (size_t)(f->mac_member - s), f->mac_end,
-			   n - (size_t)(f->mac_end - s), ps->mac) == 0) {
+	if (chain_mac2_hex(t->mac, key, s, (size_t)(f->mac_member - s),
+			   f->mac_end, n - (size_t)(f->mac_end - s),
+			   ps->mac) == 0) {
 		memcpy(ps->key, key, CHAIN_KEY_BYTES);
 		ps->mac_done = true;
 	}

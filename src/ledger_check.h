@@ -26,6 +26,14 @@ struct ledger_scan {
 	bool canon;  /* no key at all: check canonical form instead */
 	struct ratchet_walk walk;
 	struct chain_mac *mac; /* the key's pads, hashed once */
+	/*
+	 * For threads reading ahead, a sealed ledger's keys at hand: with
+	 * RATCHET_KEYS_CURRENT they MAC the rows of epoch ahead_epoch only
+	 * (under K(ahead_epoch)); with RATCHET_KEYS_ALL each row under
+	 * K(its epoch), stepped from K0.  RATCHET_KEYS_NONE: not sealed.
+	 */
+	enum ratchet_keys_mode ahead_seal;
+	unsigned long long ahead_epoch;
 	/* The line being checked as read ahead (ledger_hashes.h), or NULL. */
 	const struct ledger_prescan *ahead;
 	const char *ahead_hex;
@@ -64,7 +72,7 @@ struct ledger_prescan {
 void ledger_prescan(void *slot, const char *s, size_t n,
 		    const struct ledger_hashes_line *before,
 		    const void *before_slot, const unsigned char *key,
-		    struct chain_mac *m, const void *ctx);
+		    struct ledger_hashes_thread *t, const void *ctx);
 
 /*
  * Check the line s[0..n) at file offset off as the next row: its chain,

@@ -154,9 +154,9 @@ static int ledger_chunk_split(struct ledger_hashes *hs,
 /* Work out chunk k into c: its lines, then each line's hash and prep. */
 static void ledger_chunk_fill(struct ledger_hashes *hs,
 			      struct ledger_hashes_chunk *c, size_t k,
-			      struct chain_mac *m)
+			      struct ledger_hashes_thread *t)
 {
-	const unsigned char *key = hs->key && m ? hs->key : NULL;
+	const unsigned char *key = hs->key && t->mac ? hs->key : NULL;
 	struct ledger_hashes_line *l;
 	size_t i;
 
@@ -171,7 +171,7 @@ static void ledger_chunk_fill(struct ledger_hashes *hs,
 			hs->prep(c->slots + i * hs->slot_size, l->s, l->n,
 				 i ? l - 1 : NULL,
 				 i ? c->slots + (i - 1) * hs->slot_size : NULL,
-				 key, m, hs->prep_ctx);
+				 key, t, hs->prep_ctx);
 	}
 }
 
@@ -183,7 +183,8 @@ static bool ledger_hashes_can_take(const struct ledger_hashes *hs)
 }
 
 /* Take the next chunk and work it out.  Called and returns locked. */
-static void ledger_hashes_work(struct ledger_hashes *hs, struct chain_mac *m)
+static void ledger_hashes_work(struct ledger_hashes *hs,
+			       struct ledger_hashes_thread *t)
 {
 	size_t k = hs->claimed++;
 	struct ledger_hashes_chunk *c = &hs->ring[k % hs->nslots];
@@ -192,7 +193,7 @@ static void ledger_hashes_work(struct ledger_hashes *hs, struct chain_mac *m)
 	c->k = k;
 	c->state = LEDGER_CHUNK_TAKEN;
 	pthread_mutex_unlock(&hs->lock);
-	ledger_chunk_fill(hs, c, k, m);
+	ledger_chunk_fill(hs, c, k, t);
 	pthread_mutex_lock(&hs->lock);
 	c->state = LEDGER_CHUNK_READY;
 	pthread_cond_broadcast(&hs->cond);
@@ -201,7 +202,8 @@ static void ledger_hashes_work(struct ledger_hashes *hs, struct chain_mac *m)
 static void *ledger_hashes_run(void *arg)
 {
 	struct ledger_hashes *hs = arg;
-	struct chain_mac *m = hs->key ? chain_mac_new() : NULL;
+	struct ledger_hashes_thread t = {.mac = hs->key ? chain_mac_new()
+							: NULL};
 
 	pthread_mutex_lock(&hs->lock);
 	for (;;) {
@@ -210,10 +212,11 @@ static void *ledger_hashes_run(void *arg)
 			pthread_cond_wait(&hs->cond, &hs->lock);
 		if (!ledger_hashes_can_take(hs))
 			break;
-		ledger_hashes_work(hs, m);
+		ledger_hashes_work(hs, &t);
 	}
 	pthread_mutex_unlock(&hs->lock);
-	chain_mac_free(m);
+	chain_mac_free(t.mac);
+	explicit_bzero(&t, sizeof(t));
 	return NULL;
 }
 
@@ -252,15 +255,15 @@ int ledger_hashes_start(struct ledger_hashes *hs, int fd,
 	hs->slot_size = prep ? slot_size : 0;
 	hs->prep_ctx = ctx;
 	hs->key = key;
-	if (key && !(hs->mac = chain_mac_new()))
+	if (key && !(hs->reader.mac = chain_mac_new()))
 		return -1;
 	if (pthread_mutex_init(&hs->lock, NULL) != 0) {
-		chain_mac_free(hs->mac);
+		chain_mac_free(hs->reader.mac);
 		return -1;
 	}
 	if (pthread_cond_init(&hs->cond, NULL) != 0) {
 		pthread_mutex_destroy(&hs->lock);
-		chain_mac_free(hs->mac);
+		chain_mac_free(hs->reader.mac);
 		return -1;
 	}
 	/* A helper that does not start leaves its chunks to the others. */
@@ -294,7 +297,7 @@ const struct ledger_hashes_chunk *ledger_hashes_take(struct ledger_hashes *hs,
 		c = &hs->ring[hs->done % hs->nslots];
 		if (hs->claimed == hs->done) {
 			/* Nobody has it: work it out here. */
-			ledger_hashes_work(hs, hs->mac);
+			ledger_hashes_work(hs, &hs->reader);
 			continue;
 		}
 		if (c->state == LEDGER_CHUNK_READY) {
@@ -311,7 +314,7 @@ const struct ledger_hashes_chunk *ledger_hashes_take(struct ledger_hashes *hs,
 		}
 		/* A helper is on it: work out a later chunk meanwhile. */
 		if (ledger_hashes_can_take(hs)) {
-			ledger_hashes_work(hs, hs->mac);
+			ledger_hashes_work(hs, &hs->reader);
 			continue;
 		}
 		pthread_cond_wait(&hs->cond, &hs->lock);
@@ -348,7 +351,8 @@ void ledger_hashes_stop(struct ledger_hashes *hs)
 		free(hs->ring[i].line);
 		free(hs->ring[i].slots);
 	}
-	chain_mac_free(hs->mac);
+	chain_mac_free(hs->reader.mac);
+	explicit_bzero(&hs->reader, sizeof(hs->reader));
 	pthread_cond_destroy(&hs->cond);
 	pthread_mutex_destroy(&hs->lock);
 	memset(hs, 0, sizeof(*hs));

@@ -38,16 +38,30 @@ struct ledger_hashes_line {
 /*
  * What a thread works out of one line besides its hash, into slot: key
  * (NULL: none) is the guess of the MAC key, m a MAC context of the
- * calling thread's own, ctx the reader's (read only).  before: the line
- * before it in the same chunk, already worked out (its slot beside it),
- * or NULL for a chunk's first line.
+ * calling thread's own state, ctx the reader's (read only).  before:
+ * the line before it in the same chunk, already worked out (its slot
+ * beside it), or NULL for a chunk's first line.
  */
 struct ledger_hashes_line;
+struct ledger_hashes_thread;
 typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n,
 				   const struct ledger_hashes_line *before,
 				   const void *before_slot,
 				   const unsigned char *key,
-				   struct chain_mac *m, const void *ctx);
+				   struct ledger_hashes_thread *t,
+				   const void *ctx);
+
+/* What one thread keeps from line to line, the reader's too. */
+struct ledger_hashes_thread {
+	struct chain_mac *mac; /* its MAC context; NULL without a key */
+	/*
+	 * The prep's own: a key it derived last (a sealed ledger's K(e),
+	 * stepped forward from key), and how many more steps it may take.
+	 */
+	unsigned char key[CHAIN_KEY_BYTES];
+	unsigned long long epoch, budget;
+	bool key_known;
+};
 
 /* A chunk's states. */
 enum { LEDGER_CHUNK_FREE, LEDGER_CHUNK_TAKEN, LEDGER_CHUNK_READY };
@@ -82,7 +96,7 @@ struct ledger_hashes {
 	size_t slot_size;
 	const void *prep_ctx;
 	const unsigned char *key; /* the guess of the MAC key, or NULL */
-	struct chain_mac *mac;	  /* the reader's */
+	struct ledger_hashes_thread reader;
 };
 
 /*

@@ -20,12 +20,15 @@
 #define LEDGER_READ_BUF ((size_t)256 << 10)
 
 /*
- * The MAC key row 1 names, for threads reading ahead before row 1 is
- * checked: only a guess, since the reader checks each MAC under the key
- * it derives itself.  0, or -1 when row 1 does not name a case.
+ * Row 1 as threads reading ahead see it before the reader checks it:
+ * whether it is sealed (it has an epoch), and with host_key the case key
+ * its case_id names.  Only a guess, since the reader checks each MAC
+ * under the key it derives itself.  Neither, when row 1 cannot be read
+ * from the first 64 KiB.
  */
-static int ledger_guess_case_key(int fd, const unsigned char *host_key,
-				 unsigned char out[CHAIN_KEY_BYTES])
+static void ledger_peek_row1(int fd, const unsigned char *host_key,
+			     bool *sealed, unsigned char key[CHAIN_KEY_BYTES],
+			     bool *keyed)
 {
 	char head[65536];
 	struct ledger_fields f;
@@ -33,18 +36,45 @@ static int ledger_guess_case_key(int fd, const unsigned char *host_key,
 	json_t *v = NULL;
 	ssize_t r = pread(fd, head, sizeof(head), 0);
 
+	*sealed = *keyed = false;
 	if (r <= 0 || !(nl = memchr(head, '\n', (size_t)r)) ||
-	    ledger_scan_fields(head, (size_t)(nl - head), &f, &err) < 0 ||
-	    !ledger_is_str(&f.case_id) ||
-	    !(v = json_loadb(f.case_id.p, f.case_id.n, JSON_DECODE_ANY,
-			     NULL)) ||
-	    !json_is_string(v)) {
-		json_decref(v);
-		return -1;
+	    ledger_scan_fields(head, (size_t)(nl - head), &f, &err) < 0)
+		return;
+	*sealed = f.epoch.p != NULL;
+	if (host_key && ledger_is_str(&f.case_id) &&
+	    (v = json_loadb(f.case_id.p, f.case_id.n, JSON_DECODE_ANY, NULL)) &&
+	    json_is_string(v)) {
+		chain_case_key(host_key, json_string_value(v), key);
+		*keyed = true;
 	}
-	chain_case_key(host_key, json_string_value(v), out);
 	json_decref(v);
-	return 0;
+}
+
+/*
+ * The key threads reading ahead MAC rows under, into key; NULL for none.
+ * Without seals, the case key.  A sealed row MACs under K(its epoch),
+ * which a case key would only waste time on: with the seal key file's
+ * K(E), the threads MAC the rows of epoch E (st->ahead_epoch) and leave
+ * the rest unchecked, as the reader does; with K0, every row under
+ * K(its epoch) (ledger_prescan).
+ */
+static const unsigned char *ledger_ahead_key(struct ledger_scan *st, int fd,
+					     unsigned char key[CHAIN_KEY_BYTES])
+{
+	bool sealed, keyed;
+
+	ledger_peek_row1(fd, st->host_key, &sealed, key, &keyed);
+	if (sealed) {
+		if (st->walk.keys.mode == RATCHET_KEYS_NONE)
+			return NULL;
+		st->ahead_seal = st->walk.keys.mode;
+		st->ahead_epoch = st->walk.keys.epoch;
+		memcpy(key, st->walk.keys.key, CHAIN_KEY_BYTES);
+		return key;
+	}
+	if (st->host_key && st->case_tok)
+		return st->case_key;
+	return keyed ? key : NULL;
 }
 
 /*
@@ -59,19 +89,15 @@ static enum lf_err ledger_verify_ahead(struct ledger_scan *st, int fd,
 	const struct ledger_hashes_chunk *c;
 	const struct ledger_hashes_line *l;
 	unsigned char guess[CHAIN_KEY_BYTES];
-	const unsigned char *key = NULL;
+	const unsigned char *key;
 	enum lf_err rc = LF_OK;
 	size_t i;
 
 	/* A daemon loading a case reads on one thread: no guess to make. */
 	if (!ledger_hashes_worth(fd, NULL))
 		return LF_OK;
-	if (st->host_key && st->case_tok)
-		key = st->case_key;
-	else if (st->host_key &&
-		 ledger_guess_case_key(fd, st->host_key, guess) == 0)
-		key = guess;
-	/* Its canon and cb stay as they are: the threads read them. */
+	key = ledger_ahead_key(st, fd, guess);
+	/* Its canon, cb and ahead_* stay as they are: the threads read them. */
 	if (ledger_hashes_start(&hs, fd, ledger_prescan,
 				sizeof(struct ledger_prescan), st, key) <= 0)
 		goto out; /* no threads: the reader reads it all */

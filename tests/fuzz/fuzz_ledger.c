@@ -5,10 +5,11 @@
  * ledgerfs-ledger(5)).  Each line alone through the member scanner: what
  * it finds lies inside the line, and the members a reader asks for are
  * what jansson reads in the whole line when it takes it.  The whole
- * input as a ledger, with the fixture's host key and with none: the
- * verdict, bad row, reason, good bytes and head are the same read on one
- * thread and read ahead in chunks of 4 KiB on two (ledger_hashes.h), and
- * the reason is one line.
+ * input as a ledger, with the fixture's host key and with none, and with
+ * that key and an initial seal key (every epoch's MAC, keys stepped by
+ * the threads reading ahead): the verdict, bad row, reason, good bytes
+ * and head are the same read on one thread and read ahead in chunks of
+ * 4 KiB on two (ledger_hashes.h), and the reason is one line.
  * A broken promise aborts.
  */
 #ifndef _GNU_SOURCE
@@ -126,12 +127,13 @@ static void fuzz_scan_lines(const char *s, size_t n)
 }
 
 static void fuzz_verify(int fd, unsigned threads, const unsigned char *key,
-			struct outcome *o)
+			const struct ratchet_keys *seal, struct outcome *o)
 {
 	struct lf_why why = {{0}};
 
 	ledger_verify_set_threads(threads);
-	o->rc = ledger_verify_fd(fd, NULL, key, NULL, NULL, &o->rep, &why);
+	o->rc = ledger_verify_sealed(fd, NULL, key, seal, NULL, NULL, &o->rep,
+				     &why);
 	memcpy(o->why, why.msg, sizeof(o->why));
 	CHECK(!strchr(o->why, '\n'));
 	CHECK(o->rc == LF_OK || o->why[0]);
@@ -139,7 +141,11 @@ static void fuzz_verify(int fd, unsigned threads, const unsigned char *key,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const unsigned char *keys[2] = {fuzz_key(), NULL};
+	const unsigned char *keys[3] = {fuzz_key(), NULL, fuzz_key()};
+	/* A fixed initial seal key: sealed rows reach the keyed paths. */
+	static const struct ratchet_keys k0 = {
+		.mode = RATCHET_KEYS_ALL,
+		.key = "ledgerfs-fuzz-initial-seal-key."};
 	struct outcome one, two;
 	int fd, k;
 
@@ -152,9 +158,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	ledger_hashes_set_chunk(4096);
-	for (k = 0; k < 2; k++) {
-		fuzz_verify(fd, 1, keys[k], &one);
-		fuzz_verify(fd, 2, keys[k], &two);
+	for (k = 0; k < 3; k++) {
+		fuzz_verify(fd, 1, keys[k], k == 2 ? &k0 : NULL, &one);
+		fuzz_verify(fd, 2, keys[k], k == 2 ? &k0 : NULL, &two);
 		CHECK(one.rc == two.rc && !strcmp(one.why, two.why));
 		CHECK(one.rep.bad_row == two.rep.bad_row &&
 		      one.rep.good_bytes == two.rep.good_bytes &&

@@ -49,10 +49,11 @@ static json_t *test_row(int i, size_t big)
 
 /*
  * A ledger of ROWS rows at path; row big_row (1-based) of big bytes;
- * sealed (ledgerfs-ledger(5) SEALS) in epochs of epoch_rows, or not (0).
+ * sealed (ledgerfs-ledger(5) SEALS) in epochs of epoch_rows, or not (0);
+ * k0: its initial seal key, handed out (NULL: not).
  */
 static void make_ledger(const char *path, int big_row, size_t big,
-			unsigned long long epoch_rows)
+			unsigned long long epoch_rows, unsigned char *k0)
 {
 	struct ledger *l = NULL;
 	struct lf_why why = {{0}};
@@ -66,6 +67,9 @@ static void make_ledger(const char *path, int big_row, size_t big,
 		cr_assert_eq(ledger_seal_start(l, AT_FDCWD, path, key,
 					       epoch_rows, &why),
 			     LF_OK, "%s", why.msg);
+	if (k0)
+		cr_assert_eq(ledger_seal_handout(l, k0, &why), LF_OK, "%s",
+			     why.msg);
 	for (i = 0; i < ROWS; i++) {
 		row = test_row(i, i + 1 == big_row ? big : 0);
 		cr_assert_eq(ledger_append(l, row, NULL, NULL, &why), LF_OK,
@@ -107,7 +111,7 @@ static void setup(void)
 	snprintf(tpath, sizeof(tpath), "%s/changed.jsonl", tmpdir);
 	for (i = 0; i < CHAIN_KEY_BYTES; i++)
 		key[i] = (unsigned char)(0x30 + i);
-	make_ledger(lpath, 0, 0, 0);
+	make_ledger(lpath, 0, 0, 0, NULL);
 	load_orig(lpath);
 	cr_assert_gt(orig_n, 16 * CHUNK);
 }
@@ -173,7 +177,8 @@ static void expect_alike(const struct outcome *one, const struct outcome *many,
 }
 
 static void verify_with(unsigned threads, const char *path,
-			const unsigned char *k, struct outcome *o)
+			const unsigned char *k, const struct ratchet_keys *seal,
+			struct outcome *o)
 {
 	struct lf_why why = {{0}};
 	int fd = open(path, O_RDONLY);
@@ -181,23 +186,34 @@ static void verify_with(unsigned threads, const char *path,
 	cr_assert_geq(fd, 0);
 	ledger_verify_set_threads(threads);
 	ledger_hashes_set_chunk(CHUNK);
-	o->rc = ledger_verify_fd(fd, NULL, k, NULL, NULL, &o->rep, &why);
+	o->rc = ledger_verify_sealed(fd, NULL, k, seal, NULL, NULL, &o->rep,
+				     &why);
 	snprintf(o->why, sizeof(o->why), "%s", why.msg);
 	close(fd);
 }
 
-/* One thread and two or three: the same verdict, row, reason and head. */
-static void expect_same(const char *path, const unsigned char *k,
-			enum lf_err want, unsigned long long want_row)
+/*
+ * One thread and two or three, with the seal keys seal (NULL: none): the
+ * same verdict, row, reason and head.
+ */
+static void expect_same_sealed(const char *path, const unsigned char *k,
+			       const struct ratchet_keys *seal,
+			       enum lf_err want, unsigned long long want_row)
 {
 	struct outcome one, many;
 	unsigned t;
 
-	verify_with(1, path, k, &one);
+	verify_with(1, path, k, seal, &one);
 	for (t = 2; t <= 3; t++) {
-		verify_with(t, path, k, &many);
+		verify_with(t, path, k, seal, &many);
 		expect_alike(&one, &many, want, want_row);
 	}
+}
+
+static void expect_same(const char *path, const unsigned char *k,
+			enum lf_err want, unsigned long long want_row)
+{
+	expect_same_sealed(path, k, NULL, want, want_row);
 }
 
 Test(ledger_hashes, a_good_ledger_verifies_alike_on_one_and_many_threads)
@@ -234,13 +250,14 @@ Test(ledger_hashes, a_malformed_line_mid_batch_is_reported_alike)
 
 /*
  * Write orig with row r's member text from changed to to, and the row's
- * MAC made again under the case key: a row only a holder of the key
- * could forge, so the chain, number and case checks alone must catch it.
- * r and the row before it start in the same chunk: a helper works out
- * both, and the reader must not take the helper's word for more than
- * the line alone shows.
+ * MAC made again under mac_key (NULL: the case key): a row only a holder
+ * of that key could forge, so the other checks must catch it.  r and
+ * the row before it start in the same chunk: a helper works out both,
+ * and the reader must not take the helper's word for more than the line
+ * alone shows.
  */
-static void write_forged(unsigned long long r, const char *from, const char *to)
+static void write_forged_under(unsigned long long r, const char *from,
+			       const char *to, const unsigned char *mac_key)
 {
 	size_t at = row_at(r),
 	       n = (size_t)((char *)memchr(orig + at, '\n', orig_n - at) -
@@ -262,7 +279,10 @@ static void write_forged(unsigned long long r, const char *from, const char *to)
 	mac = strstr(line, ",\"mac\":\"");
 	cr_assert_not_null(mac);
 	end = mac + 8 + CHAIN_HEX_LEN + 1;
-	chain_case_key(key, "C1", ck);
+	if (mac_key)
+		memcpy(ck, mac_key, sizeof(ck));
+	else
+		chain_case_key(key, "C1", ck);
 	cr_assert_eq(chain_mac2_hex(m, ck, line, (size_t)(mac - line), end,
 				    strlen(end), hex),
 		     0);
@@ -276,13 +296,18 @@ static void write_forged(unsigned long long r, const char *from, const char *to)
 	free(line);
 }
 
+static void write_forged(unsigned long long r, const char *from, const char *to)
+{
+	write_forged_under(r, from, to, NULL);
+}
+
 /* The forged row fails alike, for the reason named. */
 static void expect_forged_fails(const char *reason)
 {
 	struct outcome one;
 
 	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
-	verify_with(2, tpath, key, &one);
+	verify_with(2, tpath, key, NULL, &one);
 	cr_assert(strstr(one.why, reason), "%s", one.why);
 }
 
@@ -333,7 +358,7 @@ Test(ledger_hashes, a_sealed_row_without_its_epoch_maced_by_the_host_key_fails)
 	size_t at;
 
 	snprintf(spath, sizeof(spath), "%s/sealed.jsonl", tmpdir);
-	make_ledger(spath, 0, 0, 1024);
+	make_ledger(spath, 0, 0, 1024, NULL);
 	load_orig(spath);
 	at = row_at(LATE_ROW);
 	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
@@ -343,6 +368,89 @@ Test(ledger_hashes, a_sealed_row_without_its_epoch_maced_by_the_host_key_fails)
 	snprintf(from, sizeof(from), "%.*s", (int)(q + 1 - p), p);
 	write_forged(LATE_ROW, from, "");
 	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
+}
+
+/*
+ * A sealed ledger of short epochs (32 rows) at spath, read back into
+ * orig; *k0: its initial seal key, *all: the keys of every epoch, *file:
+ * those its seal key file gives (the last epoch's).
+ */
+static void make_sealed(char *spath, size_t cap, unsigned char *k0,
+			struct ratchet_keys *all, struct ratchet_keys *file)
+{
+	struct lf_why why = {{0}};
+	char seal[200];
+
+	snprintf(spath, cap, "%s/sealed.jsonl", tmpdir);
+	snprintf(seal, sizeof(seal), "%s" RATCHET_FILE_SUFFIX, spath);
+	make_ledger(spath, 0, 0, 32, k0);
+	load_orig(spath);
+	memset(all, 0, sizeof(*all));
+	all->mode = RATCHET_KEYS_ALL;
+	memcpy(all->key, k0, CHAIN_KEY_BYTES);
+	cr_assert_eq(ratchet_read_keys(AT_FDCWD, seal, key, file, &why), LF_OK,
+		     "%s", why.msg);
+	cr_assert_eq(file->mode, RATCHET_KEYS_CURRENT);
+}
+
+Test(ledger_hashes,
+     a_sealed_ledger_verifies_alike_with_k0_and_its_seal_key_file)
+{
+	struct ratchet_keys all, file;
+	unsigned char k0[CHAIN_KEY_BYTES];
+	struct outcome o;
+	char spath[160];
+
+	make_sealed(spath, sizeof(spath), k0, &all, &file);
+	expect_same_sealed(spath, key, &all, LF_OK, 0);
+	expect_same_sealed(spath, key, &file, LF_OK, 0);
+	verify_with(2, spath, key, &all, &o);
+	cr_assert(o.rep.macs_checked, "every MAC checked with K0");
+	cr_assert_eq(o.rep.walk.mac_rows, ROWS);
+}
+
+Test(ledger_hashes, a_changed_byte_in_a_sealed_row_fails_its_mac_alike_with_k0)
+{
+	struct ratchet_keys all, file;
+	unsigned char k0[CHAIN_KEY_BYTES];
+	char spath[160], *q;
+	size_t at;
+
+	make_sealed(spath, sizeof(spath), k0, &all, &file);
+	at = row_at(LATE_ROW);
+	q = memmem(orig + at, orig_n - at, "quoted", 6);
+	write_changed((size_t)(q - orig), 1, "Q");
+	expect_same_sealed(tpath, key, &all, LF_VERIFY, LATE_ROW);
+}
+
+/*
+ * Forward security, read ahead: a row MACed under the next epoch's key
+ * (what a holder of a later key could make) fails with K0, however the
+ * threads step their keys.
+ */
+Test(ledger_hashes, a_sealed_row_maced_under_the_next_epochs_key_fails_alike)
+{
+	struct ratchet_keys all, file;
+	unsigned char k0[CHAIN_KEY_BYTES], next[CHAIN_KEY_BYTES];
+	struct outcome o;
+	unsigned long long e, i;
+	char spath[160];
+	const char *p;
+	size_t at;
+
+	make_sealed(spath, sizeof(spath), k0, &all, &file);
+	at = row_at(LATE_ROW);
+	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
+	cr_assert_not_null(p);
+	e = strtoull(p + 8, NULL, 10);
+	cr_assert_gt(e, 1);
+	memcpy(next, k0, sizeof(next));
+	for (i = 0; i <= e; i++)
+		ratchet_step(next, next);
+	write_forged_under(LATE_ROW, "", "", next);
+	expect_same_sealed(tpath, key, &all, LF_VERIFY, LATE_ROW);
+	verify_with(2, tpath, key, &all, &o);
+	cr_assert(strstr(o.why, "mac does not match"), "%s", o.why);
 }
 
 /* Keyless, canonical form stands in for the MAC, on helpers or not. */
@@ -418,11 +526,11 @@ Test(ledger_hashes, a_row_starting_on_a_chunk_boundary_verifies_alike)
 	size_t big = 1000, at;
 
 	/* Grow row 2000 until row 2001 starts on a chunk boundary. */
-	make_ledger(tpath, 2000, big, 0);
+	make_ledger(tpath, 2000, big, 0, NULL);
 	at = file_row_at(tpath, 2001);
 	big += (CHUNK - at % CHUNK) % CHUNK;
 	cr_assert_eq(unlink(tpath), 0);
-	make_ledger(tpath, 2000, big, 0);
+	make_ledger(tpath, 2000, big, 0, NULL);
 	cr_assert_eq(file_row_at(tpath, 2001) % CHUNK, 0);
 	expect_same(tpath, key, LF_OK, 0);
 	expect_same(tpath, NULL, LF_OK, 0);
@@ -430,7 +538,7 @@ Test(ledger_hashes, a_row_starting_on_a_chunk_boundary_verifies_alike)
 
 Test(ledger_hashes, a_row_longer_than_several_chunks_verifies_alike)
 {
-	make_ledger(tpath, 1500, 5 * CHUNK + 123, 0);
+	make_ledger(tpath, 1500, 5 * CHUNK + 123, 0, NULL);
 	expect_same(tpath, key, LF_OK, 0);
 	expect_same(tpath, NULL, LF_OK, 0);
 }
