@@ -13,8 +13,8 @@
 #include <string.h>
 
 /*
- * Does a line worked out ahead pass every check of ledger_check_line for
- * a row without seals that the reader's state does not decide?  bp: the
+ * Does a line worked out ahead pass every check of ledger_check_line that
+ * neither its epoch, its MAC nor the reader's state decides?  bp: the
  * line before it in the chunk, whose hash its prev must be and whose
  * case_id token it must repeat (the reader holds that line to its case).
  */
@@ -24,33 +24,17 @@ static bool ledger_prescan_vouches(const struct ledger_prescan *ps, size_t n,
 {
 	const struct ledger_fields *f = &ps->f;
 
-	if (n > LEDGER_MAX_LINE || ps->rc < 0 || !ps->mac_done || bp->rc < 0 ||
-	    !f->row.p || !ledger_is_str(&f->case_id) || !f->prev.p ||
+	if (n > LEDGER_MAX_LINE || ps->rc < 0 || bp->rc < 0 || !f->row.p ||
+	    !ledger_is_str(&f->case_id) || !f->prev.p ||
 	    !ledger_is_str(&f->time) || !ledger_is_str(&f->phase) ||
-	    f->epoch.p || !ledger_is_hex_tok(&f->mac))
+	    !ledger_is_hex_tok(&f->mac) || f->mac_member[0] != ',')
 		return false;
 	if (f->case_id.n != bp->f.case_id.n ||
 	    memcmp(f->case_id.p, bp->f.case_id.p, f->case_id.n) != 0)
 		return false;
-	if (f->prev.n != CHAIN_HEX_LEN + 2 || f->prev.p[0] != '"' ||
-	    f->prev.p[CHAIN_HEX_LEN + 1] != '"' ||
-	    memcmp(f->prev.p + 1, before->hex, CHAIN_HEX_LEN) != 0)
-		return false;
-	return chain_equal_n(ps->mac, f->mac.p + 1, CHAIN_HEX_LEN);
-}
-
-/*
- * The epoch a sealed row claims, into *e: false when its token is not a
- * canonical number.  Only a hint: the reader checks the epoch itself.
- */
-static bool ledger_epoch_of(const struct ledger_tok *t, unsigned long long *e)
-{
-	if (t->p && t->n == 1 && t->p[0] == '0') {
-		*e = 0;
-		return true;
-	}
-	*e = ledger_row_number(t);
-	return *e != 0;
+	return f->prev.n == CHAIN_HEX_LEN + 2 && f->prev.p[0] == '"' &&
+	       f->prev.p[CHAIN_HEX_LEN + 1] == '"' &&
+	       memcmp(f->prev.p + 1, before->hex, CHAIN_HEX_LEN) == 0;
 }
 
 /*
@@ -60,14 +44,13 @@ static bool ledger_epoch_of(const struct ledger_tok *t, unsigned long long *e)
  * at least, a thread takes at most two steps a line, whatever epochs the
  * rows claim.  NULL: the reader MACs the row itself.
  */
-static const unsigned char *
-ledger_ahead_epoch_key(const struct ledger_scan *st,
-		       struct ledger_hashes_thread *t,
-		       const struct ledger_tok *epoch, const unsigned char *key)
+static const unsigned char *ledger_ahead_epoch_key(
+	const struct ledger_scan *st, struct ledger_hashes_thread *t,
+	const struct ledger_prescan *ps, const unsigned char *key)
 {
-	unsigned long long e;
+	unsigned long long e = ps->epoch;
 
-	if (!ledger_epoch_of(epoch, &e))
+	if (!ps->epoch_ok)
 		return NULL;
 	if (st->ahead_seal == RATCHET_KEYS_CURRENT)
 		return e == st->ahead_epoch ? key : NULL;
@@ -85,6 +68,23 @@ ledger_ahead_epoch_key(const struct ledger_scan *st,
 	return t->key;
 }
 
+/* The MAC of the line under key into ps (mac_done, mac_ok). */
+static void ledger_prescan_mac(struct ledger_prescan *ps, const char *s,
+			       size_t n, const unsigned char *key,
+			       struct chain_mac *m)
+{
+	const struct ledger_fields *f = &ps->f;
+
+	/* The canonical row without mac is the line minus that member. */
+	if (chain_mac2_hex(m, key, s, (size_t)(f->mac_member - s), f->mac_end,
+			   n - (size_t)(f->mac_end - s), ps->mac) != 0)
+		return;
+	memcpy(ps->key, key, CHAIN_KEY_BYTES);
+	ps->mac_done = true;
+	ps->mac_ok = ledger_is_hex_tok(&f->mac) &&
+		     chain_equal_n(ps->mac, f->mac.p + 1, CHAIN_HEX_LEN);
+}
+
 void ledger_prescan(void *slot, const char *s, size_t n,
 		    const struct ledger_hashes_line *before,
 		    const void *before_slot, const unsigned char *key,
@@ -95,8 +95,7 @@ void ledger_prescan(void *slot, const char *s, size_t n,
 	const struct ledger_scan *st = ctx;
 
 	ps->err = NULL;
-	ps->mac_done = false;
-	ps->vouched = false;
+	ps->mac_done = ps->mac_ok = ps->vouched = false;
 	/*
 	 * With no key at all every row's canonical form is checked: the
 	 * most costly step of a keyless scan, and one a line alone decides.
@@ -105,22 +104,20 @@ void ledger_prescan(void *slot, const char *s, size_t n,
 	 */
 	ps->canonical = st && st->canon && !st->cb && ledger_is_canonical(s, n);
 	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
-	if (ps->rc < 0 || !key || !t || !t->mac || !f->mac.p ||
-	    f->mac_member[0] != ',')
+	if (ps->rc < 0)
 		return;
-	if (st && st->ahead_seal != RATCHET_KEYS_NONE &&
-	    !(key = ledger_ahead_epoch_key(st, t, &f->epoch, key)))
-		return;
-	/* The canonical row without mac is the line minus that member. */
-	if (chain_mac2_hex(t->mac, key, s, (size_t)(f->mac_member - s),
-			   f->mac_end, n - (size_t)(f->mac_end - s),
-			   ps->mac) == 0) {
-		memcpy(ps->key, key, CHAIN_KEY_BYTES);
-		ps->mac_done = true;
-	}
 	ps->row = ledger_row_number(&f->row);
+	ps->has_epoch = f->epoch.p != NULL;
+	ps->epoch_ok = ratchet_epoch_parse(f->epoch.p, f->epoch.n, &ps->epoch);
+	ps->ends_epoch = ratchet_phase_ends_epoch(f->phase.p, f->phase.n);
 	ps->vouched =
 		before && ledger_prescan_vouches(ps, n, before, before_slot);
+	if (!key || !t || !t->mac || !f->mac.p || f->mac_member[0] != ',')
+		return;
+	if (st && st->ahead_seal != RATCHET_KEYS_NONE &&
+	    !(key = ledger_ahead_epoch_key(st, t, ps, key)))
+		return;
+	ledger_prescan_mac(ps, s, n, key, t->mac);
 }
 
 /* ledger_scan_fields, or what a helper already found for this line. */
@@ -187,19 +184,44 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st,
 }
 
 /*
- * Has a helper checked this line already (ledger_prescan): a row without
- * seals, numbered r, under this case's key, after a line the reader took?
- * Then the reader need not touch its bytes, which sit in another
- * processor's cache.
+ * A row a helper vouched for (ledger_prescan), numbered r, after a line
+ * the reader took: the checks of ledger_check_line that are left, in its
+ * order, on what the helper found, without touching the line's bytes,
+ * which sit in another processor's cache.  -1 when this does not apply
+ * (the full checks run), else LF_OK or the failure, with why.
  */
-static bool ledger_vouched_ahead(const struct ledger_scan *st,
-				 unsigned long long r)
+static int ledger_check_vouched(struct ledger_scan *st, const char *s, size_t n,
+				unsigned long long r, struct lf_why *why)
 {
 	const struct ledger_prescan *ps = st->ahead;
+	const unsigned char *key = NULL;
+	enum lf_err rc;
 
-	return ps && ps->vouched && ps->row == r && st->host_key &&
-	       st->case_tok && !st->sealed && !st->cb && !st->canon &&
-	       memcmp(ps->key, st->case_key, CHAIN_KEY_BYTES) == 0;
+	if (!ps || !ps->vouched || ps->row != r || !st->case_tok || st->cb ||
+	    st->canon)
+		return -1;
+	if (!st->sealed) {
+		/* ledger_seal_row: no epoch, and the case key's MAC. */
+		if (ps->has_epoch || !st->host_key || !ps->mac_ok ||
+		    memcmp(ps->key, st->case_key, CHAIN_KEY_BYTES) != 0)
+			return -1;
+		st->walk.mac_rows++;
+	} else {
+		if (!ps->epoch_ok)
+			return -1;
+		rc = ratchet_walk_row(&st->walk, r, ps->epoch, &key, why);
+		if (rc)
+			return (int)rc;
+		if (key &&
+		    !(ps->mac_ok &&
+		      memcmp(ps->key, key, CHAIN_KEY_BYTES) == 0) &&
+		    (rc = ledger_check_mac(st, key, s, n, &ps->f, r, why)))
+			return (int)rc;
+		ratchet_walk_done_ends(&st->walk, ps->ends_epoch);
+	}
+	memcpy(st->prev, st->ahead_hex, sizeof(st->prev));
+	st->row = r;
+	return LF_OK;
 }
 
 /* Did a helper find this line canonical already (ledger_prescan)? */
@@ -309,16 +331,13 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 	struct ledger_fields f;
 	const char *err = NULL;
 	enum lf_err rc;
+	int vouched;
 
 	if (n > LEDGER_MAX_LINE)
 		return lf_fail(why, LF_VERIFY, "row %llu: line over 64 MiB", r);
-	if (ledger_vouched_ahead(st, r)) {
-		/* What ledger_seal_row and the end below do for such a row. */
-		st->walk.mac_rows++;
-		memcpy(st->prev, st->ahead_hex, sizeof(st->prev));
-		st->row = r;
-		return LF_OK;
-	}
+	vouched = ledger_check_vouched(st, s, n, r, why);
+	if (vouched >= 0)
+		return (enum lf_err)vouched;
 	if (ledger_fields_of(st, s, n, &f, &err) < 0)
 		return lf_fail(why, LF_VERIFY, "row %llu: %s", r, err);
 	if (!f.row.p || !ledger_is_str(&f.case_id) || !f.prev.p || !f.mac.p ||

@@ -46,19 +46,21 @@ struct ledger_scan {
  */
 struct ledger_prescan {
 	/*
-	 * Every check of a row in a ledger without seals passed on this
-	 * line alone and against the line before it in its chunk: members
-	 * and shapes, MAC (under key), the same case_id token as that line,
-	 * prev its hash.  What is left depends on the reader's state: the
-	 * row number (row), the key, and that line's own acceptance.
+	 * First, in the cache line the reader reads: every check of the
+	 * row that neither its epoch, its MAC nor the reader's state
+	 * decides passed on this line and against the line before it in
+	 * its chunk (members and shapes, the same case_id token as that
+	 * line, prev its hash); what is left, already worked out: the row
+	 * number, the epoch (has_epoch, and epoch_ok when it is canonical),
+	 * whether its phase ends the epoch, and whether its MAC matched
+	 * (mac_ok) under key.
 	 */
-	bool vouched; /* first: the one cache line the reader reads */
-	unsigned long long row;
+	bool vouched, has_epoch, epoch_ok, ends_epoch, mac_done, mac_ok;
+	unsigned long long row, epoch;
 	unsigned char key[CHAIN_KEY_BYTES];
 	struct ledger_fields f;
 	const char *err;
 	int rc;
-	bool mac_done;
 	bool canonical; /* parsed, and in canonical form (keyless scans) */
 	char mac[CHAIN_HEX_LEN + 1];
 };

@@ -77,24 +77,31 @@ enum lf_err ratchet_walk_begin(struct ratchet_walk *w, const char *row1,
 	return LF_OK;
 }
 
+bool ratchet_epoch_parse(const char *tok, size_t n, unsigned long long *v)
+{
+	size_t i;
+
+	*v = 0;
+	/* Canonical: 0, or digits without a leading zero. */
+	if (!tok || n == 0 || n > 19 || (tok[0] == '0' && n > 1))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (tok[i] < '0' || tok[i] > '9')
+			return false;
+		*v = *v * 10 + (unsigned long long)(tok[i] - '0');
+	}
+	return true;
+}
+
 enum lf_err ratchet_walk_epoch(struct ratchet_walk *w, unsigned long long r,
 			       const char *tok, size_t n,
 			       const unsigned char **mac_key,
 			       struct lf_why *why)
 {
-	unsigned long long v = 0;
-	size_t i;
+	unsigned long long v;
 
-	/* Canonical: 0, or digits without a leading zero. */
-	if (!tok || n == 0 || n > 19 || (tok[0] == '0' && n > 1))
-		goto bad;
-	for (i = 0; i < n; i++) {
-		if (tok[i] < '0' || tok[i] > '9')
-			goto bad;
-		v = v * 10 + (unsigned long long)(tok[i] - '0');
-	}
-	return ratchet_walk_row(w, r, v, mac_key, why);
-bad:
+	if (ratchet_epoch_parse(tok, n, &v))
+		return ratchet_walk_row(w, r, v, mac_key, why);
 	*mac_key = NULL;
 	return lf_fail(why, LF_VERIFY,
 		       "row %llu: epoch is missing or malformed", r);
@@ -105,13 +112,23 @@ static bool ratchet_tok_is(const char *tok, size_t n, const char *s)
 	return tok && n == strlen(s) && memcmp(tok, s, n) == 0;
 }
 
+bool ratchet_phase_ends_epoch(const char *phase_tok, size_t phase_len)
+{
+	return ratchet_tok_is(phase_tok, phase_len, "\"turn\"") ||
+	       ratchet_tok_is(phase_tok, phase_len, "\"case_closed\"");
+}
+
 void ratchet_walk_done(struct ratchet_walk *w, const char *phase_tok,
 		       size_t phase_len)
 {
+	ratchet_walk_done_ends(w,
+			       ratchet_phase_ends_epoch(phase_tok, phase_len));
+}
+
+void ratchet_walk_done_ends(struct ratchet_walk *w, bool ends)
+{
 	w->rows_in_epoch++;
-	if (ratchet_tok_is(phase_tok, phase_len, "\"turn\"") ||
-	    ratchet_tok_is(phase_tok, phase_len, "\"case_closed\"") ||
-	    (w->epoch_rows && w->rows_in_epoch >= w->epoch_rows)) {
+	if (ends || (w->epoch_rows && w->rows_in_epoch >= w->epoch_rows)) {
 		w->epoch++;
 		w->rows_in_epoch = 0;
 		if (w->key_known)

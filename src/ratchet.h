@@ -70,6 +70,9 @@ enum lf_err ratchet_walk_row(struct ratchet_walk *w, unsigned long long r,
 enum lf_err ratchet_walk_begin(struct ratchet_walk *w, const char *row1,
 			       size_t n, struct lf_why *why);
 
+/* An epoch's JSON number token, canonical (0, or no leading zero). */
+bool ratchet_epoch_parse(const char *tok, size_t n, unsigned long long *v);
+
 /* ratchet_walk_row with the epoch as its JSON number token. */
 enum lf_err ratchet_walk_epoch(struct ratchet_walk *w, unsigned long long r,
 			       const char *tok, size_t n,
@@ -79,6 +82,10 @@ enum lf_err ratchet_walk_epoch(struct ratchet_walk *w, unsigned long long r,
 /* Row r verified: count it; a turn/case_closed row or the N-th ends it. */
 void ratchet_walk_done(struct ratchet_walk *w, const char *phase_tok,
 		       size_t phase_len);
+/* Does a row of this phase (its JSON string token) end its epoch? */
+bool ratchet_phase_ends_epoch(const char *phase_tok, size_t phase_len);
+/* ratchet_walk_done with that answer already known. */
+void ratchet_walk_done_ends(struct ratchet_walk *w, bool ends);
 
 void ratchet_walk_wipe(struct ratchet_walk *w);
 

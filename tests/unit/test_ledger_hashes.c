@@ -28,7 +28,10 @@ static unsigned char key[CHAIN_KEY_BYTES];
 static char *orig;
 static size_t orig_n;
 
-/* Row i's args: a quoted, escaped value, or big bytes of it. */
+/*
+ * Row i's args: a quoted, escaped value, or big bytes of it; every 45th
+ * row a turn (which ends a sealed ledger's epoch early).
+ */
 static json_t *test_row(int i, size_t big)
 {
 	char *v = NULL;
@@ -41,8 +44,11 @@ static json_t *test_row(int i, size_t big)
 		v[big] = '\0';
 	}
 	row = json_pack("{s:s, s:i, s:{s:s, s:i}}", "phase",
-			i % 2 ? "decision" : "completion", "sequence", i,
-			"args", "s", v ? v : "a \"quoted\" \\ value", "n", i);
+			i % 45 == 44 ? "turn"
+			: i % 2	     ? "decision"
+				     : "completion",
+			"sequence", i, "args", "s",
+			v ? v : "a \"quoted\" \\ value", "n", i);
 	free(v);
 	return row;
 }
@@ -451,6 +457,35 @@ Test(ledger_hashes, a_sealed_row_maced_under_the_next_epochs_key_fails_alike)
 	expect_same_sealed(tpath, key, &all, LF_VERIFY, LATE_ROW);
 	verify_with(2, tpath, key, &all, &o);
 	cr_assert(strstr(o.why, "mac does not match"), "%s", o.why);
+}
+
+/* A sealed row claiming the next epoch, MACed under that epoch's key. */
+Test(ledger_hashes, a_sealed_row_claiming_the_next_epoch_fails_alike)
+{
+	struct ratchet_keys all, file;
+	unsigned char k0[CHAIN_KEY_BYTES], next[CHAIN_KEY_BYTES];
+	char spath[160], from[64], to[64];
+	struct outcome o;
+	unsigned long long e, i;
+	const char *p;
+	size_t at;
+
+	make_sealed(spath, sizeof(spath), k0, &all, &file);
+	at = row_at(LATE_ROW);
+	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
+	cr_assert_not_null(p);
+	e = strtoull(p + 8, NULL, 10);
+	snprintf(from, sizeof(from), "\"epoch\":%llu,", e);
+	snprintf(to, sizeof(to), "\"epoch\":%llu,", e + 1);
+	memcpy(next, k0, sizeof(next));
+	for (i = 0; i <= e; i++)
+		ratchet_step(next, next);
+	write_forged_under(LATE_ROW, from, to, next);
+	expect_same_sealed(tpath, key, &all, LF_VERIFY, LATE_ROW);
+	expect_same_sealed(tpath, key, &file, LF_VERIFY, LATE_ROW);
+	verify_with(2, tpath, key, &all, &o);
+	snprintf(to, sizeof(to), "epoch %llu, expected %llu", e + 1, e);
+	cr_assert(strstr(o.why, to), "%s", o.why);
 }
 
 /* Keyless, canonical form stands in for the MAC, on helpers or not. */
