@@ -430,6 +430,26 @@ Test(ledger_hashes, a_changed_byte_in_a_sealed_row_fails_its_mac_alike_with_k0)
 }
 
 /*
+ * The epoch row LATE_ROW of orig claims, and into next the key of the
+ * epoch after it, stepped from k0.
+ */
+static unsigned long long late_row_epoch(const unsigned char *k0,
+					 unsigned char next[CHAIN_KEY_BYTES])
+{
+	size_t at = row_at(LATE_ROW);
+	const char *p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
+	unsigned long long e, i;
+
+	cr_assert_not_null(p);
+	e = strtoull(p + 8, NULL, 10);
+	cr_assert_gt(e, 1);
+	memcpy(next, k0, CHAIN_KEY_BYTES);
+	for (i = 0; i <= e; i++)
+		ratchet_step(next, next);
+	return e;
+}
+
+/*
  * Forward security, read ahead: a row MACed under the next epoch's key
  * (what a holder of a later key could make) fails with K0, however the
  * threads step their keys.
@@ -439,20 +459,10 @@ Test(ledger_hashes, a_sealed_row_maced_under_the_next_epochs_key_fails_alike)
 	struct ratchet_keys all, file;
 	unsigned char k0[CHAIN_KEY_BYTES], next[CHAIN_KEY_BYTES];
 	struct outcome o;
-	unsigned long long e, i;
 	char spath[160];
-	const char *p;
-	size_t at;
 
 	make_sealed(spath, sizeof(spath), k0, &all, &file);
-	at = row_at(LATE_ROW);
-	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
-	cr_assert_not_null(p);
-	e = strtoull(p + 8, NULL, 10);
-	cr_assert_gt(e, 1);
-	memcpy(next, k0, sizeof(next));
-	for (i = 0; i <= e; i++)
-		ratchet_step(next, next);
+	late_row_epoch(k0, next);
 	write_forged_under(LATE_ROW, "", "", next);
 	expect_same_sealed(tpath, key, &all, LF_VERIFY, LATE_ROW);
 	verify_with(2, tpath, key, &all, &o);
@@ -466,20 +476,12 @@ Test(ledger_hashes, a_sealed_row_claiming_the_next_epoch_fails_alike)
 	unsigned char k0[CHAIN_KEY_BYTES], next[CHAIN_KEY_BYTES];
 	char spath[160], from[64], to[64];
 	struct outcome o;
-	unsigned long long e, i;
-	const char *p;
-	size_t at;
+	unsigned long long e;
 
 	make_sealed(spath, sizeof(spath), k0, &all, &file);
-	at = row_at(LATE_ROW);
-	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
-	cr_assert_not_null(p);
-	e = strtoull(p + 8, NULL, 10);
+	e = late_row_epoch(k0, next);
 	snprintf(from, sizeof(from), "\"epoch\":%llu,", e);
 	snprintf(to, sizeof(to), "\"epoch\":%llu,", e + 1);
-	memcpy(next, k0, sizeof(next));
-	for (i = 0; i <= e; i++)
-		ratchet_step(next, next);
 	write_forged_under(LATE_ROW, from, to, next);
 	expect_same_sealed(tpath, key, &all, LF_VERIFY, LATE_ROW);
 	expect_same_sealed(tpath, key, &file, LF_VERIFY, LATE_ROW);
