@@ -380,9 +380,13 @@ fi
 # of the harness inside the interval (each costs milliseconds here).  No
 # timeout on the wait either: Python polls for a child's exit with one,
 # in sleeps of up to 50 ms (the whole bench runs under `timeout`).
+# verify_mbs [FILE [ARGS...]]: the bench's ledger with the host key, or
+# FILE with it and ARGS.
 verify_mbs() {
-	python3 - "$bytes" $VERIFY "$WORK/verify.jsonl" --key \
-		"$WORK/vkey/host.key" <<'PY' || die "verify failed"
+	local file=${1:-$WORK/verify.jsonl}
+	[ $# -gt 0 ] && shift
+	python3 - "$(stat -c %s "$file")" $VERIFY "$file" --key \
+		"$WORK/vkey/host.key" "$@" <<'PY' || die "verify failed"
 import resource, subprocess, sys, time
 size, cmd = int(sys.argv[1]), sys.argv[2:]
 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -411,6 +415,28 @@ for k in 1 2 3; do
 done
 echo "verify: $(echo "$GEN" | sed 's/GENERATED //') ($VERIFY): MB/s cold cache $cold, warm$runs"
 fig verify_mbs "$best"
+# The daemon's own ledgers are sealed (ledgerfs-ledger(5) SEALS): the
+# same size sealed, read with its seal key file (the last epoch's MACs)
+# and with its initial seal key (every epoch's), beside.
+if [ -x "$B/ledgerctl" ]; then
+	mkdir -m 0700 "$SHM/gens" "$WORK/sealed" || die mkdir
+	GENS=$(timeout $T "$B/tests/bench/bench_genledger" "$SHM/gens" \
+		ledger.jsonl bench-sealed "$WORK/vkey/host.key" "$LEDGER_MB" \
+		"$WORK/sealed/k0") || die "genledger (sealed) failed"
+	cp "$SHM/gens/ledger.jsonl" "$SHM/gens/ledger.jsonl.seal" \
+		"$WORK/sealed/" && sync
+	rm -rf "$SHM/gens"
+	for how in file k0; do
+		set -- "$WORK/sealed/ledger.jsonl"
+		[ "$how" = k0 ] && set -- "$@" --seal-key "$WORK/sealed/k0"
+		verify_mbs "$@" >/dev/null # into the page cache
+		runs=
+		for k in 1 2 3; do
+			runs="$runs $(verify_mbs "$@" | cut -d' ' -f1)"
+		done
+		echo "verify, sealed ($how): $(echo "$GENS" | sed 's/GENERATED //'): MB/s warm$runs"
+	done
+fi
 fi
 
 # --- relay and MCP server: overhead per call over a direct file call ----
