@@ -216,7 +216,7 @@ static void *ledger_hashes_run(void *arg)
 	}
 	pthread_mutex_unlock(&hs->lock);
 	chain_mac_free(t.mac);
-	explicit_bzero(&t, sizeof(t));
+	explicit_bzero(t.key, sizeof(t.key));
 	return NULL;
 }
 
@@ -352,7 +352,7 @@ void ledger_hashes_stop(struct ledger_hashes *hs)
 		free(hs->ring[i].slots);
 	}
 	chain_mac_free(hs->reader.mac);
-	explicit_bzero(&hs->reader, sizeof(hs->reader));
+	explicit_bzero(hs->reader.key, sizeof(hs->reader.key));
 	pthread_cond_destroy(&hs->cond);
 	pthread_mutex_destroy(&hs->lock);
 	memset(hs, 0, sizeof(*hs));
