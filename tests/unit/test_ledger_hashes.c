@@ -27,6 +27,7 @@ static char tmpdir[64], lpath[128], tpath[128];
 static unsigned char key[CHAIN_KEY_BYTES];
 static char *orig;
 static size_t orig_n;
+static const char *verify_case; /* the case verify expects, or NULL */
 
 /*
  * Row i's args: a quoted, escaped value, or big bytes of it; every 45th
@@ -108,6 +109,7 @@ static void setup(void)
 {
 	int i;
 
+	verify_case = NULL;
 	strcpy(tmpdir, "/dev/shm/test_ledger_hashes.XXXXXX");
 	if (!mkdtemp(tmpdir)) {
 		strcpy(tmpdir, "/tmp/test_ledger_hashes.XXXXXX");
@@ -192,8 +194,8 @@ static void verify_with(unsigned threads, const char *path,
 	cr_assert_geq(fd, 0);
 	ledger_verify_set_threads(threads);
 	ledger_hashes_set_chunk(CHUNK);
-	o->rc = ledger_verify_sealed(fd, NULL, k, seal, NULL, NULL, &o->rep,
-				     &why);
+	o->rc = ledger_verify_sealed(fd, verify_case, k, seal, NULL, NULL,
+				     &o->rep, &why);
 	snprintf(o->why, sizeof(o->why), "%s", why.msg);
 	close(fd);
 }
@@ -357,14 +359,14 @@ Test(ledger_hashes,
  * a row stripped of its epoch and MACed under the key the host key
  * derives must not pass as a row of a ledger without seals.
  */
-Test(ledger_hashes, a_sealed_row_without_its_epoch_maced_by_the_host_key_fails)
+static void strip_late_epoch(int big_row, size_t big)
 {
 	char spath[160], from[40];
 	const char *p, *q;
 	size_t at;
 
 	snprintf(spath, sizeof(spath), "%s/sealed.jsonl", tmpdir);
-	make_ledger(spath, 0, 0, 1024, NULL);
+	make_ledger(spath, big_row, big, 1024, NULL);
 	load_orig(spath);
 	at = row_at(LATE_ROW);
 	p = memmem(orig + at, orig_n - at, "\"epoch\":", 8);
@@ -373,7 +375,29 @@ Test(ledger_hashes, a_sealed_row_without_its_epoch_maced_by_the_host_key_fails)
 	cr_assert_not_null(q);
 	snprintf(from, sizeof(from), "%.*s", (int)(q + 1 - p), p);
 	write_forged(LATE_ROW, from, "");
+}
+
+Test(ledger_hashes, a_sealed_row_without_its_epoch_maced_by_the_host_key_fails)
+{
+	strip_late_epoch(0, 0);
 	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
+}
+
+/*
+ * The same when the threads cannot tell the ledger is sealed (row 1 is
+ * longer than the 64 KiB they look at) and MAC every row under the case
+ * key the case given names: the reader still walks the seals.
+ */
+Test(ledger_hashes,
+     a_sealed_ledger_with_a_long_first_row_still_wants_every_epoch)
+{
+	struct outcome o;
+
+	strip_late_epoch(1, 70000);
+	verify_case = "C1";
+	expect_same(tpath, key, LF_VERIFY, LATE_ROW);
+	verify_with(2, tpath, key, NULL, &o);
+	cr_assert(strstr(o.why, "epoch is missing"), "%s", o.why);
 }
 
 /*
