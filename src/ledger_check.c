@@ -13,6 +13,31 @@
 #include <string.h>
 
 /*
+ * The rules of a row's shape that ledger_check_line and the helpers'
+ * shortcut (ledger_prescan_vouches) both hold, written once so the two
+ * cannot drift apart.
+ */
+static bool ledger_has_members(const struct ledger_fields *f)
+{
+	return f->row.p && ledger_is_str(&f->case_id) && f->prev.p &&
+	       f->mac.p && ledger_is_str(&f->time) && ledger_is_str(&f->phase);
+}
+
+/* prev is the hash hex (64 characters) as a JSON string. */
+static bool ledger_prev_is(const struct ledger_fields *f, const char *hex)
+{
+	return f->prev.n == CHAIN_HEX_LEN + 2 && f->prev.p[0] == '"' &&
+	       f->prev.p[CHAIN_HEX_LEN + 1] == '"' &&
+	       memcmp(f->prev.p + 1, hex, CHAIN_HEX_LEN) == 0;
+}
+
+/* mac is 64 lower-case hex digits, a member after the first. */
+static bool ledger_mac_shaped(const struct ledger_fields *f)
+{
+	return ledger_is_hex_tok(&f->mac) && f->mac_member[0] == ',';
+}
+
+/*
  * Does a line worked out ahead pass every check of ledger_check_line that
  * neither its epoch, its MAC nor the reader's state decides?  bp: the
  * line before it in the chunk, whose hash its prev must be and whose
@@ -24,17 +49,13 @@ static bool ledger_prescan_vouches(const struct ledger_prescan *ps, size_t n,
 {
 	const struct ledger_fields *f = &ps->f;
 
-	if (n > LEDGER_MAX_LINE || ps->rc < 0 || bp->rc < 0 || !f->row.p ||
-	    !ledger_is_str(&f->case_id) || !f->prev.p ||
-	    !ledger_is_str(&f->time) || !ledger_is_str(&f->phase) ||
-	    !ledger_is_hex_tok(&f->mac) || f->mac_member[0] != ',')
+	if (n > LEDGER_MAX_LINE || ps->rc < 0 || bp->rc < 0 ||
+	    !ledger_has_members(f) || !ledger_mac_shaped(f))
 		return false;
 	if (f->case_id.n != bp->f.case_id.n ||
 	    memcmp(f->case_id.p, bp->f.case_id.p, f->case_id.n) != 0)
 		return false;
-	return f->prev.n == CHAIN_HEX_LEN + 2 && f->prev.p[0] == '"' &&
-	       f->prev.p[CHAIN_HEX_LEN + 1] == '"' &&
-	       memcmp(f->prev.p + 1, before->hex, CHAIN_HEX_LEN) == 0;
+	return ledger_prev_is(f, before->hex);
 }
 
 /*
@@ -340,8 +361,7 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 		return (enum lf_err)vouched;
 	if (ledger_fields_of(st, s, n, &f, &err) < 0)
 		return lf_fail(why, LF_VERIFY, "row %llu: %s", r, err);
-	if (!f.row.p || !ledger_is_str(&f.case_id) || !f.prev.p || !f.mac.p ||
-	    !ledger_is_str(&f.time) || !ledger_is_str(&f.phase))
+	if (!ledger_has_members(&f))
 		return lf_fail(
 			why, LF_VERIFY,
 			"row %llu: a required member (case_id, row, time, phase, prev, mac) is missing or not a string",
@@ -364,9 +384,7 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 			(int)(st->case_tok_len > 64 ? 64 : st->case_tok_len),
 			st->case_tok);
 	}
-	if (f.prev.n != CHAIN_HEX_LEN + 2 ||
-	    memcmp(f.prev.p + 1, st->prev, CHAIN_HEX_LEN) != 0 ||
-	    f.prev.p[0] != '"' || f.prev.p[CHAIN_HEX_LEN + 1] != '"') {
+	if (!ledger_prev_is(&f, st->prev)) {
 		if (r == 1)
 			return lf_fail(why, LF_VERIFY,
 				       "row 1: prev is not 64 zeros");
@@ -374,7 +392,7 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 			       "row %llu: prev does not match row %llu", r,
 			       r - 1);
 	}
-	if (!ledger_is_hex_tok(&f.mac) || f.mac_member[0] != ',')
+	if (!ledger_mac_shaped(&f))
 		return lf_fail(why, LF_VERIFY, "row %llu: mac is malformed", r);
 	rc = ledger_seal_row(st, s, n, &f, r, &key, why);
 	if (rc)
