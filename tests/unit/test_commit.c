@@ -119,6 +119,7 @@ struct joiner {
 	struct commit_group *g;
 	int fd;
 	int rc;
+	atomic_bool back; /* set once its sync returned */
 };
 
 static void *join_group(void *arg)
@@ -126,6 +127,7 @@ static void *join_group(void *arg)
 	struct joiner *j = arg;
 
 	j->rc = commit_group_sync(j->g, j->fd);
+	atomic_store(&j->back, true);
 	return NULL;
 }
 
@@ -144,8 +146,8 @@ Test(commit, a_batch_over_several_ledgers_gets_one_syncfs_and_its_own_check)
 	memset(chunk, 'x', sizeof(chunk));
 	for (attempt = 0; attempt < 3; attempt++) {
 		struct commit_group *g = commit_group_new(dir_fd);
-		struct joiner slow = {g, open_ledger("slow"), -1};
-		struct joiner a = {g, -1, -1}, b = {g, -1, -1};
+		struct joiner slow = {g, open_ledger("slow"), -1, false};
+		struct joiner a = {g, -1, -1, false}, b = {g, -1, -1, false};
 		unsigned long long flushes = 0, waits = 0;
 		pthread_t ts, ta, tb;
 		int pa[2], pb[2], i;
@@ -217,9 +219,9 @@ Test(commit, a_batch_of_overwrites_gets_each_writeback_then_one_fdatasync)
 	memset(chunk, 'x', sizeof(chunk));
 	for (attempt = 0; attempt < 3; attempt++) {
 		struct commit_group *g = commit_group_new(dir_fd);
-		struct joiner slow = {g, open_ledger("slow2"), -1};
-		struct joiner f = {g, open_ledger("file2"), -1},
-			      p = {g, -1, -1};
+		struct joiner slow = {g, open_ledger("slow2"), -1, false};
+		struct joiner f = {g, open_ledger("file2"), -1, false},
+			      p = {g, -1, -1, false};
 		unsigned long long flushes = 0, waits = 0;
 		pthread_t ts, tf, tp;
 		int pp[2], i;
@@ -630,21 +632,6 @@ static void on_told_by(void *arg, int rc)
 	atomic_fetch_add(&t->times, 1);
 }
 
-struct leader {
-	struct commit_group *g;
-	int fd;
-	atomic_bool back;
-};
-
-static void *lead_and_return(void *arg)
-{
-	struct leader *l = arg;
-
-	cr_expect_eq(commit_group_sync(l->g, l->fd), 0);
-	atomic_store(&l->back, true);
-	return NULL;
-}
-
 /*
  * A waiter that leads flushes its own batch and returns: a row that
  * nobody waits for, enqueued during that flush, is flushed and told by
@@ -661,7 +648,7 @@ Test(commit, a_waiter_that_leads_leaves_later_rows_to_the_helper)
 	memset(chunk, 'x', sizeof(chunk));
 	for (attempt = 0; attempt < 5; attempt++) {
 		struct commit_group *g = commit_group_new(dir_fd);
-		struct leader host = {g, open_ledger("slow1"), false};
+		struct joiner host = {g, open_ledger("slow1"), -1, false};
 		int fd2 = open_ledger("slow2");
 		unsigned long long flushes = 0, waits = 0;
 		atomic_int failed = 0;
@@ -674,8 +661,7 @@ Test(commit, a_waiter_that_leads_leaves_later_rows_to_the_helper)
 			cr_assert_eq(write(host.fd, chunk, sizeof(chunk)),
 				     (ssize_t)sizeof(chunk));
 		cr_assert_eq(write(fd2, "row\n", 4), 4);
-		cr_assert_eq(pthread_create(&th, NULL, lead_and_return, &host),
-			     0);
+		cr_assert_eq(pthread_create(&th, NULL, join_group, &host), 0);
 		while (flushes == 0) {
 			commit_group_counts(g, &flushes, &waits);
 			usleep(100);
@@ -687,6 +673,7 @@ Test(commit, a_waiter_that_leads_leaves_later_rows_to_the_helper)
 		commit_group_counts(g, &flushes, &waits);
 		during = flushes == 1 && !atomic_load(&host.back);
 		pthread_join(th, NULL);
+		cr_expect_eq(host.rc, 0);
 		commit_group_kick(g);
 		commit_group_drain(g);
 		cr_expect_eq(atomic_load(&t.times), 1);
