@@ -11,6 +11,7 @@
 #include <gcrypt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "chain_x2.h"
+
 #define CASE_KEY_LABEL "ledgerfs/case-key/v1"
 #define TOKEN_LABEL    "ledgerfs/token/v1"
 
 static pthread_once_t chain_once = PTHREAD_ONCE_INIT;
+/* Has the processor what chain_x2 needs; may it be used (chain_use_x2)? */
+static bool chain_x2_has;
+static atomic_bool chain_x2_on = true;
 
 static void chain_init_once(void)
 {
@@ -33,6 +39,7 @@ static void chain_init_once(void)
 	gcry_check_version(NULL);
 	gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
 	gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+	chain_x2_has = chain_x2_usable();
 }
 
 void chain_init(void)
@@ -165,6 +172,10 @@ struct chain_mac {
 	gcry_md_hd_t h;
 	bool keyed;
 	unsigned char key[CHAIN_KEY_BYTES];
+	/* The same for chain_x2: the key its pads are of. */
+	bool pads_keyed;
+	unsigned char pads_key[CHAIN_KEY_BYTES];
+	struct chain_x2_pads pads;
 };
 
 struct chain_mac *chain_mac_new(void)
@@ -185,6 +196,8 @@ void chain_mac_free(struct chain_mac *m)
 		return;
 	gcry_md_close(m->h);
 	explicit_bzero(m->key, sizeof(m->key));
+	explicit_bzero(m->pads_key, sizeof(m->pads_key));
+	explicit_bzero(&m->pads, sizeof(m->pads));
 	free(m);
 }
 
@@ -209,6 +222,35 @@ int chain_mac2_hex(struct chain_mac *m,
 	gcry_md_write(m->h, a, an);
 	gcry_md_write(m->h, b, bn);
 	chain_to_hex(gcry_md_read(m->h, GCRY_MD_SHA256), 32, out);
+	return 0;
+}
+
+void chain_use_x2(bool on)
+{
+	atomic_store(&chain_x2_on, on);
+}
+
+int chain_sha256_mac2_hex(struct chain_mac *m,
+			  const unsigned char key[CHAIN_KEY_BYTES],
+			  const void *line, size_t n, const void *a, size_t an,
+			  const void *b, size_t bn, char hex[CHAIN_HEX_LEN + 1],
+			  char mac[CHAIN_HEX_LEN + 1])
+{
+	unsigned char h[32], d[32];
+
+	chain_init();
+	if (!chain_x2_has || !atomic_load(&chain_x2_on)) {
+		chain_sha256_hex(line, n, hex);
+		return chain_mac2_hex(m, key, a, an, b, bn, mac);
+	}
+	if (!m->pads_keyed || memcmp(m->pads_key, key, CHAIN_KEY_BYTES) != 0) {
+		chain_x2_pads(key, &m->pads);
+		memcpy(m->pads_key, key, CHAIN_KEY_BYTES);
+		m->pads_keyed = true;
+	}
+	chain_x2_sha256_hmac(line, n, a, an, b, bn, &m->pads, h, d);
+	chain_to_hex(h, sizeof(h), hex);
+	chain_to_hex(d, sizeof(d), mac);
 	return 0;
 }
 

@@ -53,6 +53,24 @@ int chain_mac2_hex(struct chain_mac *m,
 		   size_t an, const void *b, size_t bn,
 		   char out[CHAIN_HEX_LEN + 1]);
 
+/*
+ * The chain hash of line[0..n) into hex, and the MAC of a || b under key
+ * into mac as chain_mac2_hex makes it: on a processor with the SHA
+ * extensions, both at once (chain_x2.c), else one after the other.  0,
+ * or -1 as chain_mac2_hex (hex is always set).
+ */
+int chain_sha256_mac2_hex(struct chain_mac *m,
+			  const unsigned char key[CHAIN_KEY_BYTES],
+			  const void *line, size_t n, const void *a, size_t an,
+			  const void *b, size_t bn, char hex[CHAIN_HEX_LEN + 1],
+			  char mac[CHAIN_HEX_LEN + 1]);
+
+/*
+ * Whether chain_sha256_mac2_hex may use the SHA extensions where the
+ * processor has them (the default), for tests of both paths.
+ */
+void chain_use_x2(bool on);
+
 /* Per-case MAC key: HMAC(host, "ledgerfs/case-key/v1\0" case_id). */
 void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],
 		    const char *case_id, unsigned char out[CHAIN_KEY_BYTES]);

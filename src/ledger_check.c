@@ -89,16 +89,21 @@ static const unsigned char *ledger_ahead_epoch_key(
 	return t->key;
 }
 
-/* The MAC of the line under key into ps (mac_done, mac_ok). */
-static void ledger_prescan_mac(struct ledger_prescan *ps, const char *s,
-			       size_t n, const unsigned char *key,
-			       struct chain_mac *m)
+/*
+ * The line's chain hash into l->hex and its MAC under key into ps
+ * (mac_done, mac_ok), both at once.
+ */
+static void ledger_prescan_mac(struct ledger_prescan *ps,
+			       struct ledger_hashes_line *l,
+			       const unsigned char *key, struct chain_mac *m)
 {
 	const struct ledger_fields *f = &ps->f;
+	const char *s = l->s;
 
 	/* The canonical row without mac is the line minus that member. */
-	if (chain_mac2_hex(m, key, s, (size_t)(f->mac_member - s), f->mac_end,
-			   n - (size_t)(f->mac_end - s), ps->mac) != 0)
+	if (chain_sha256_mac2_hex(
+		    m, key, s, l->n, s, (size_t)(f->mac_member - s), f->mac_end,
+		    l->n - (size_t)(f->mac_end - s), l->hex, ps->mac) != 0)
 		return;
 	memcpy(ps->key, key, CHAIN_KEY_BYTES);
 	ps->mac_done = true;
@@ -106,14 +111,18 @@ static void ledger_prescan_mac(struct ledger_prescan *ps, const char *s,
 		     chain_equal_n(ps->mac, f->mac.p + 1, CHAIN_HEX_LEN);
 }
 
-void ledger_prescan(void *slot, const char *s, size_t n,
-		    const struct ledger_hashes_line *before,
-		    const void *before_slot, const unsigned char *key,
-		    struct ledger_hashes_thread *t, const void *ctx)
+/*
+ * ledger_prescan but the hash: the key to MAC the line under, or NULL
+ * when the reader is to MAC it itself.
+ */
+static const unsigned char *
+ledger_prescan_fields(struct ledger_prescan *ps, const char *s, size_t n,
+		      const struct ledger_hashes_line *before,
+		      const void *before_slot, const unsigned char *key,
+		      struct ledger_hashes_thread *t,
+		      const struct ledger_scan *st)
 {
-	struct ledger_prescan *ps = slot;
 	const struct ledger_fields *f = &ps->f;
-	const struct ledger_scan *st = ctx;
 
 	ps->err = NULL;
 	ps->mac_done = ps->mac_ok = ps->vouched = false;
@@ -126,7 +135,7 @@ void ledger_prescan(void *slot, const char *s, size_t n,
 	ps->canonical = st && st->canon && !st->cb && ledger_is_canonical(s, n);
 	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
 	if (ps->rc < 0)
-		return;
+		return NULL;
 	ps->row = ledger_row_number(&f->row);
 	ps->has_epoch = f->epoch.p != NULL;
 	ps->epoch_ok = ratchet_epoch_parse(f->epoch.p, f->epoch.n, &ps->epoch);
@@ -134,11 +143,25 @@ void ledger_prescan(void *slot, const char *s, size_t n,
 	ps->vouched =
 		before && ledger_prescan_vouches(ps, n, before, before_slot);
 	if (!key || !t || !t->mac || !f->mac.p || f->mac_member[0] != ',')
-		return;
-	if (st && st->ahead_seal != RATCHET_KEYS_NONE &&
-	    !(key = ledger_ahead_epoch_key(st, t, ps, key)))
-		return;
-	ledger_prescan_mac(ps, s, n, key, t->mac);
+		return NULL;
+	if (st && st->ahead_seal != RATCHET_KEYS_NONE)
+		return ledger_ahead_epoch_key(st, t, ps, key);
+	return key;
+}
+
+void ledger_prescan(void *slot, struct ledger_hashes_line *l,
+		    const struct ledger_hashes_line *before,
+		    const void *before_slot, const unsigned char *key,
+		    struct ledger_hashes_thread *t, const void *ctx)
+{
+	struct ledger_prescan *ps = slot;
+
+	key = ledger_prescan_fields(ps, l->s, l->n, before, before_slot, key, t,
+				    ctx);
+	if (key)
+		ledger_prescan_mac(ps, l, key, t->mac);
+	else
+		chain_sha256_hex(l->s, l->n, l->hex);
 }
 
 /* ledger_scan_fields, or what a helper already found for this line. */

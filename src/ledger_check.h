@@ -68,10 +68,10 @@ struct ledger_prescan {
 /*
  * A thread reading ahead works out one line into its slot (a struct
  * ledger_prescan): its members, its MAC under key when there is one, and
- * whether it vouches for the line (a ledger_hashes_prep of
- * ledger_hashes.h; ctx is the scan).
+ * whether it vouches for the line; and the line's chain hash (a
+ * ledger_hashes_prep of ledger_hashes.h; ctx is the scan).
  */
-void ledger_prescan(void *slot, const char *s, size_t n,
+void ledger_prescan(void *slot, struct ledger_hashes_line *l,
 		    const struct ledger_hashes_line *before,
 		    const void *before_slot, const unsigned char *key,
 		    struct ledger_hashes_thread *t, const void *ctx);

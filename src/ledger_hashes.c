@@ -166,12 +166,13 @@ static void ledger_chunk_fill(struct ledger_hashes *hs,
 	for (i = 0; i < c->n; i++) {
 		l = &c->line[i];
 		l->s = c->buf + (l->off - c->at);
-		chain_sha256_hex(l->s, l->n, l->hex);
-		if (hs->prep)
-			hs->prep(c->slots + i * hs->slot_size, l->s, l->n,
-				 i ? l - 1 : NULL,
-				 i ? c->slots + (i - 1) * hs->slot_size : NULL,
-				 key, t, hs->prep_ctx);
+		if (!hs->prep) {
+			chain_sha256_hex(l->s, l->n, l->hex);
+			continue;
+		}
+		hs->prep(c->slots + i * hs->slot_size, l, i ? l - 1 : NULL,
+			 i ? c->slots + (i - 1) * hs->slot_size : NULL, key, t,
+			 hs->prep_ctx);
 	}
 }
 

@@ -36,15 +36,16 @@ struct ledger_hashes_line {
 };
 
 /*
- * What a thread works out of one line besides its hash, into slot: key
- * (NULL: none) is the guess of the MAC key, m a MAC context of the
- * calling thread's own state, ctx the reader's (read only).  before:
- * the line before it in the same chunk, already worked out (its slot
- * beside it), or NULL for a chunk's first line.
+ * What a thread works out of line l, into slot, and l's hash into
+ * l->hex (with a MAC of the line, chain_sha256_mac2_hex makes both at
+ * once): key (NULL: none) is the guess of the MAC key, t the calling
+ * thread's own state, ctx the reader's (read only).  before: the line
+ * before it in the same chunk, already worked out (its slot beside it),
+ * or NULL for a chunk's first line.
  */
 struct ledger_hashes_line;
 struct ledger_hashes_thread;
-typedef void (*ledger_hashes_prep)(void *slot, const char *s, size_t n,
+typedef void (*ledger_hashes_prep)(void *slot, struct ledger_hashes_line *l,
 				   const struct ledger_hashes_line *before,
 				   const void *before_slot,
 				   const unsigned char *key,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "chain_x2.h"
 
 static char tmpdir[64];
 
@@ -129,6 +130,108 @@ Test(chain, reused_mac_context_equals_one_shot_hmac_and_follows_the_key)
 		}
 	}
 	chain_mac_free(m);
+}
+
+/*
+ * Lengths on both sides of every place SHA-256's padding changes shape
+ * (55/56 bytes into a block, a block's end), and a row's usual size.
+ */
+static const size_t pad_edges[] = {0,	1,   55,  56,  57,  63,	 64,
+				   65,	119, 120, 127, 128, 129, 191,
+				   192, 247, 248, 255, 256, 700, 1000};
+
+/* pattern bytes, so a block read from the wrong place shows. */
+static void fill_pattern(unsigned char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (unsigned char)(i * 131 + 7);
+}
+
+/*
+ * chain_sha256_mac2_hex gives what chain_sha256_hex and chain_hmac_hex
+ * of the joined pieces give, for every length and join, on the path
+ * this processor takes and on libgcrypt's alone, under two keys in
+ * turn (the pads made again for each).
+ */
+static void check_hash_and_mac(bool x2)
+{
+	static unsigned char line[1500], both[1000];
+	unsigned char k1[CHAIN_KEY_BYTES], k2[CHAIN_KEY_BYTES];
+	char hex[CHAIN_HEX_LEN + 1], mac[CHAIN_HEX_LEN + 1];
+	char want_hex[CHAIN_HEX_LEN + 1], want_mac[CHAIN_HEX_LEN + 1];
+	struct chain_mac *m = chain_mac_new();
+	size_t i, j, cut;
+
+	cr_assert_not_null(m);
+	fill_pattern(line, sizeof(line));
+	test_key(k1);
+	memset(k2, 0x5a, sizeof(k2));
+	chain_use_x2(x2);
+	for (i = 0; i < sizeof(pad_edges) / sizeof(pad_edges[0]); i++)
+		for (j = 0; j < sizeof(pad_edges) / sizeof(pad_edges[0]); j++) {
+			size_t n = pad_edges[i], mn = pad_edges[j];
+			const unsigned char *k = (i + j) % 2 ? k2 : k1;
+
+			for (cut = 0; cut <= mn; cut += mn / 3 + 1) {
+				/* The MAC's pieces: line[0..cut), then more. */
+				memcpy(both, line, cut);
+				memcpy(both + cut, line + 500, mn - cut);
+				chain_sha256_hex(line, n, want_hex);
+				chain_hmac_hex(k, both, mn, want_mac);
+				cr_assert_eq(chain_sha256_mac2_hex(
+						     m, k, line, n, line, cut,
+						     line + 500, mn - cut, hex,
+						     mac),
+					     0);
+				cr_assert_str_eq(hex, want_hex,
+						 "line of %zu bytes", n);
+				cr_assert_str_eq(mac, want_mac,
+						 "MAC of %zu bytes cut at %zu",
+						 mn, cut);
+			}
+		}
+	chain_use_x2(true);
+	chain_mac_free(m);
+}
+
+Test(chain, hash_and_mac_at_once_equal_each_made_alone)
+{
+	check_hash_and_mac(true);
+}
+
+Test(chain, hash_and_mac_at_once_equal_each_made_alone_without_x2)
+{
+	check_hash_and_mac(false);
+}
+
+/*
+ * The SHA extensions' own path (chain_x2.c) against libgcrypt, called
+ * directly: the test above cannot tell which path it took.
+ */
+Test(chain, sha_extensions_path_equals_libgcrypt)
+{
+	static unsigned char line[1000];
+	unsigned char key[CHAIN_KEY_BYTES], hash[32], mac[32], want[32];
+	struct chain_x2_pads pads;
+	size_t i;
+
+	if (!chain_x2_usable())
+		cr_skip_test("this processor lacks the SHA extensions");
+	fill_pattern(line, sizeof(line));
+	test_key(key);
+	chain_x2_pads(key, &pads);
+	for (i = 0; i < sizeof(pad_edges) / sizeof(pad_edges[0]); i++) {
+		size_t n = pad_edges[i], cut = n / 2;
+
+		chain_x2_sha256_hmac(line, n, line, cut, line + cut, n - cut,
+				     &pads, hash, mac);
+		chain_sha256(line, n, want);
+		cr_assert_eq(memcmp(hash, want, 32), 0, "hash of %zu bytes", n);
+		chain_hmac(key, line, n, want);
+		cr_assert_eq(memcmp(mac, want, 32), 0, "MAC of %zu bytes", n);
+	}
 }
 
 Test(chain, case_key_is_hmac_of_label_and_case_id)
