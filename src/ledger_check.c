@@ -201,10 +201,16 @@ static enum lf_err ledger_take_case(struct ledger_scan *st,
 	return LF_OK;
 }
 
+/*
+ * The row's MAC under key.  hex (may be NULL): where to put the line's
+ * chain hash when the MAC is made here, both at once; *made says if it
+ * was.
+ */
 static enum lf_err ledger_check_mac(struct ledger_scan *st,
 				    const unsigned char *key, const char *s,
 				    size_t n, const struct ledger_fields *f,
-				    unsigned long long r, struct lf_why *why)
+				    unsigned long long r, char *hex, bool *made,
+				    struct lf_why *why)
 {
 	size_t head = (size_t)(f->mac_member - s);
 	size_t tail = n - (size_t)(f->mac_end - s);
@@ -219,7 +225,13 @@ static enum lf_err ledger_check_mac(struct ledger_scan *st,
 		if (!st->mac && !(st->mac = chain_mac_new()))
 			return lf_fail(why, LF_NOMEM, "out of memory");
 		/* The canonical row without mac is the line minus that member. */
-		chain_mac2_hex(st->mac, key, s, head, f->mac_end, tail, want);
+		if (hex)
+			*made = chain_sha256_mac2_hex(st->mac, key, s, n, s,
+						      head, f->mac_end, tail,
+						      hex, want) == 0;
+		else
+			chain_mac2_hex(st->mac, key, s, head, f->mac_end, tail,
+				       want);
 	}
 	if (!chain_equal_n(want, f->mac.p + 1, CHAIN_HEX_LEN))
 		return lf_fail(why, LF_VERIFY, "row %llu: mac does not match",
@@ -259,7 +271,8 @@ static int ledger_check_vouched(struct ledger_scan *st, const char *s, size_t n,
 		if (key &&
 		    !(ps->mac_ok &&
 		      memcmp(ps->key, key, CHAIN_KEY_BYTES) == 0) &&
-		    (rc = ledger_check_mac(st, key, s, n, &ps->f, r, why)))
+		    (rc = ledger_check_mac(st, key, s, n, &ps->f, r, NULL, NULL,
+					   why)))
 			return (int)rc;
 		ratchet_walk_done_ends(&st->walk, ps->ends_epoch);
 	}
@@ -374,6 +387,8 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 	const unsigned char *key = NULL;
 	struct ledger_fields f;
 	const char *err = NULL;
+	char hex[CHAIN_HEX_LEN + 1];
+	bool hashed = false;
 	enum lf_err rc;
 	int vouched;
 
@@ -421,7 +436,8 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 	if (rc)
 		return rc;
 	if (key) {
-		rc = ledger_check_mac(st, key, s, n, &f, r, why);
+		rc = ledger_check_mac(st, key, s, n, &f, r,
+				      st->ahead_hex ? NULL : hex, &hashed, why);
 		if (rc)
 			return rc;
 	}
@@ -440,6 +456,8 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 		ratchet_walk_done(&st->walk, f.phase.p, f.phase.n);
 	if (st->ahead_hex)
 		memcpy(st->prev, st->ahead_hex, sizeof(st->prev));
+	else if (hashed)
+		memcpy(st->prev, hex, sizeof(st->prev));
 	else
 		chain_sha256_hex(s, n, st->prev);
 	st->row = r;
