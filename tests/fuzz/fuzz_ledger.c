@@ -8,8 +8,10 @@
  * input as a ledger, with the fixture's host key and with none, and with
  * that key and an initial seal key (every epoch's MAC, keys stepped by
  * the threads reading ahead): the verdict, bad row, reason, good bytes
- * and head are the same read on one thread and read ahead in chunks of
- * 4 KiB on two (ledger_hashes.h), and the reason is one line.
+ * and head are the same read on one thread with libgcrypt's SHA-256
+ * alone and read ahead in chunks of 4 KiB on two with the SHA
+ * extensions where the processor has them (ledger_hashes.h, chain_x2.c),
+ * and the reason is one line.
  * A broken promise aborts.
  */
 #ifndef _GNU_SOURCE
@@ -21,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "fuzz_request.h"
 #include "ledger.h"
 #include "ledger_hashes.h"
@@ -159,7 +162,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ledger_hashes_set_chunk(4096);
 	for (k = 0; k < 3; k++) {
+		chain_use_x2(false);
 		fuzz_verify(fd, 1, keys[k], k == 2 ? &k0 : NULL, &one);
+		chain_use_x2(true);
 		fuzz_verify(fd, 2, keys[k], k == 2 ? &k0 : NULL, &two);
 		CHECK(one.rc == two.rc && !strcmp(one.why, two.why));
 		CHECK(one.rep.bad_row == two.rep.bad_row &&
