@@ -172,10 +172,7 @@ struct chain_mac {
 	gcry_md_hd_t h;
 	bool keyed;
 	unsigned char key[CHAIN_KEY_BYTES];
-	/* The same for chain_x2: the key its pads are of. */
-	bool pads_keyed;
-	unsigned char pads_key[CHAIN_KEY_BYTES];
-	struct chain_x2_pads pads;
+	struct chain_x2_pads pads; /* of key too, where chain_x2 runs */
 };
 
 struct chain_mac *chain_mac_new(void)
@@ -196,9 +193,36 @@ void chain_mac_free(struct chain_mac *m)
 		return;
 	gcry_md_close(m->h);
 	explicit_bzero(m->key, sizeof(m->key));
-	explicit_bzero(m->pads_key, sizeof(m->pads_key));
 	explicit_bzero(&m->pads, sizeof(m->pads));
 	free(m);
+}
+
+/*
+ * Give m the key: libgcrypt's pads (it keeps both pads' hash states for
+ * reset) and, where chain_x2 runs, its own, so the two never disagree
+ * on the key they are of.  0, or -1 when libgcrypt refused the key.
+ */
+static int chain_mac_rekey(struct chain_mac *m,
+			   const unsigned char key[CHAIN_KEY_BYTES])
+{
+	if (m->keyed && memcmp(m->key, key, CHAIN_KEY_BYTES) == 0)
+		return 0;
+	m->keyed = false;
+	if (gcry_md_setkey(m->h, key, CHAIN_KEY_BYTES))
+		return -1;
+	if (chain_x2_has)
+		chain_x2_pads(key, &m->pads);
+	memcpy(m->key, key, CHAIN_KEY_BYTES);
+	m->keyed = true;
+	return 0;
+}
+
+/* A MAC that could not be made: zeros, which no MAC equals. */
+static int chain_mac_refused(char out[CHAIN_HEX_LEN + 1])
+{
+	memset(out, '0', CHAIN_HEX_LEN);
+	out[CHAIN_HEX_LEN] = '\0';
+	return -1;
 }
 
 int chain_mac2_hex(struct chain_mac *m,
@@ -206,28 +230,20 @@ int chain_mac2_hex(struct chain_mac *m,
 		   size_t an, const void *b, size_t bn,
 		   char out[CHAIN_HEX_LEN + 1])
 {
-	if (!m->keyed || memcmp(m->key, key, CHAIN_KEY_BYTES) != 0) {
-		/* libgcrypt keeps both pads' hash states for reset. */
-		if (gcry_md_setkey(m->h, key, CHAIN_KEY_BYTES)) {
-			m->keyed = false;
-			memset(out, '0', CHAIN_HEX_LEN);
-			out[CHAIN_HEX_LEN] = '\0';
-			return -1;
-		}
-		memcpy(m->key, key, CHAIN_KEY_BYTES);
-		m->keyed = true;
-	} else {
-		gcry_md_reset(m->h);
-	}
+	if (chain_mac_rekey(m, key) < 0)
+		return chain_mac_refused(out);
+	gcry_md_reset(m->h); /* back to the state right after the key */
 	gcry_md_write(m->h, a, an);
 	gcry_md_write(m->h, b, bn);
 	chain_to_hex(gcry_md_read(m->h, GCRY_MD_SHA256), 32, out);
 	return 0;
 }
 
-void chain_use_x2(bool on)
+bool chain_use_x2(bool on)
 {
+	chain_init();
 	atomic_store(&chain_x2_on, on);
+	return on && chain_x2_has;
 }
 
 int chain_sha256_mac2_hex(struct chain_mac *m,
@@ -243,10 +259,9 @@ int chain_sha256_mac2_hex(struct chain_mac *m,
 		chain_sha256_hex(line, n, hex);
 		return chain_mac2_hex(m, key, a, an, b, bn, mac);
 	}
-	if (!m->pads_keyed || memcmp(m->pads_key, key, CHAIN_KEY_BYTES) != 0) {
-		chain_x2_pads(key, &m->pads);
-		memcpy(m->pads_key, key, CHAIN_KEY_BYTES);
-		m->pads_keyed = true;
+	if (chain_mac_rekey(m, key) < 0) {
+		chain_sha256_hex(line, n, hex);
+		return chain_mac_refused(mac);
 	}
 	chain_x2_sha256_hmac(line, n, a, an, b, bn, &m->pads, h, d);
 	chain_to_hex(h, sizeof(h), hex);

@@ -67,9 +67,10 @@ int chain_sha256_mac2_hex(struct chain_mac *m,
 
 /*
  * Whether chain_sha256_mac2_hex may use the SHA extensions where the
- * processor has them (the default), for tests of both paths.
+ * processor has them (the default), for tests of both paths.  Returns
+ * whether it now does.
  */
-void chain_use_x2(bool on);
+bool chain_use_x2(bool on);
 
 /* Per-case MAC key: HMAC(host, "ledgerfs/case-key/v1\0" case_id). */
 void chain_case_key(const unsigned char host[CHAIN_KEY_BYTES],

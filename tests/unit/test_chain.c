@@ -206,6 +206,50 @@ Test(chain, hash_and_mac_at_once_equal_each_made_alone_without_x2)
 	check_hash_and_mac(false);
 }
 
+/* Does the kernel list every one of these flags for the processor? */
+static bool cpuinfo_lists(const char *const *flags, size_t n)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192], *nl;
+	size_t i, seen = 0;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		/* Every flag ends in a space. */
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = ' ';
+		for (i = 0; i < n; i++) {
+			char word[32];
+
+			snprintf(word, sizeof(word), " %s ", flags[i]);
+			if (strstr(line, word))
+				seen++;
+		}
+		break;
+	}
+	fclose(f);
+	return seen == n;
+}
+
+/*
+ * The SHA extensions are found, and taken, exactly where the kernel
+ * lists them (with SSSE3 and SSE4.1): checked against /proc/cpuinfo, not
+ * against the cpuid reading under test.
+ */
+Test(chain, sha_extensions_are_taken_where_the_kernel_lists_them)
+{
+	static const char *const need[] = {"sha_ni", "ssse3", "sse4_1"};
+	bool listed = cpuinfo_lists(need, sizeof(need) / sizeof(need[0]));
+
+	cr_assert_eq(chain_x2_usable(), listed);
+	cr_assert_eq(chain_use_x2(true), listed);
+	cr_assert_eq(chain_use_x2(false), false);
+	chain_use_x2(true);
+}
+
 /*
  * The SHA extensions' own path (chain_x2.c) against libgcrypt, called
  * directly: the test above cannot tell which path it took.
