@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canon.h"
 #include "request.h"
 
 static const char *const input_names[] = {
@@ -27,8 +28,7 @@ unsigned long long case_min_ledger(size_t max_line)
 
 unsigned long long case_row_bytes(const json_t *row)
 {
-	return json_dumpb(row, NULL, 0, JSON_COMPACT | JSON_SORT_KEYS) +
-	       ROW_OVERHEAD;
+	return canon_size(row) + ROW_OVERHEAD;
 }
 
 bool case_fits(const struct lf_case *c, unsigned long long bytes,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "canon.h"
 #include "jsoneq.h"
 
 char *decision_add_newline(char *s)
@@ -174,14 +175,22 @@ static json_t *sorted_copy(const json_t *v)
 	return out;
 }
 
+/* v as the reply shows it: a sorted copy, or v itself where the whole
+ * reply is written in canonical form (which sorts it as it goes). */
+static json_t *reply_value(const json_t *v, bool copy)
+{
+	return copy ? sorted_copy(v) : json_incref((json_t *)v);
+}
+
 /*
  * The reply object, ledgerfs(8) PROTOCOL: call_id and sequence, then
  * every key of ASSERT's decision payload in its order (mode,
  * real_executed, flagged, reason, decision_reason, matched, returned,
  * policy_note, mock_source and replay when set, is_error), then where the
  * result comes from.  mode stays third: ledgercall finds it by text.
+ * With copy, returned and replay are sorted copies (a new reference).
  */
-char *decision_reply(const json_t *row)
+static json_t *reply_object(const json_t *row, bool copy)
 {
 	static const char *const ids[] = {"call_id", "sequence", "mode"};
 	const char *mode = json_string_value(json_object_get(row, "mode"));
@@ -193,7 +202,6 @@ char *decision_reply(const json_t *row)
 	/* A pass whose result is still the target's to report. */
 	bool pending = pass && (!src || strcmp(src, "not_reported") == 0 ||
 				strcmp(src, "target_reported") == 0);
-	char *s;
 
 	if (!r)
 		return NULL;
@@ -212,7 +220,8 @@ char *decision_reply(const json_t *row)
 	if (v)
 		json_object_set(r, "matched", (json_t *)v);
 	v = pending ? NULL : json_object_get(row, "returned");
-	json_object_set_new(r, "returned", v ? sorted_copy(v) : json_null());
+	json_object_set_new(r, "returned",
+			    v ? reply_value(v, copy) : json_null());
 	v = json_object_get(row, "policy_note");
 	if (json_string_length(v))
 		json_object_set(r, "policy_note", (json_t *)v);
@@ -221,7 +230,7 @@ char *decision_reply(const json_t *row)
 		json_object_set(r, "mock_source", (json_t *)v);
 	v = json_object_get(row, "replay");
 	if (json_object_size(v))
-		json_object_set_new(r, "replay", sorted_copy(v));
+		json_object_set_new(r, "replay", reply_value(v, copy));
 	json_object_set_new(
 		r, "is_error",
 		json_boolean(!pending &&
@@ -233,7 +242,31 @@ char *decision_reply(const json_t *row)
 	json_object_set_new(r, "result_authoritative", json_boolean(!pending));
 	if (json_is_true(json_object_get(row, "over_limit")))
 		json_object_set_new(r, "over_limit", json_true());
-	s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	return r;
+}
+
+static bool is_container(const json_t *v)
+{
+	return json_is_object(v) || json_is_array(v);
+}
+
+char *decision_reply(const json_t *row)
+{
+	json_t *r = reply_object(row, false);
+	char *s = NULL;
+
+	/* Written in one pass where only returned and replay hold objects
+	 * (always, for rows the daemon writes); otherwise, or where jansson
+	 * must decide, from sorted copies as jansson writes them. */
+	if (r && !is_container(json_object_get(row, "reason")) &&
+	    !is_container(json_object_get(row, "matched")))
+		s = canon_dump_in_order(r, NULL);
+	if (!s) {
+		json_decref(r);
+		r = reply_object(row, true);
+		s = r ? json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER)
+		      : NULL;
+	}
 	json_decref(r);
 	return decision_add_newline(s);
 }

@@ -6,6 +6,7 @@
  * before the append returns (ledgerfs-ledger(5) DESCRIPTION, SEALS).
  */
 #include "ledger.h"
+#include "canon.h"
 #include "commit.h"
 #include "defer.h"
 #include "futex.h"
@@ -33,7 +34,7 @@ void ledger_set_padding(long long bytes)
 
 char *ledger_canonical(const json_t *row)
 {
-	return json_dumps(row, JSON_COMPACT | JSON_SORT_KEYS);
+	return canon_dump(row, NULL);
 }
 
 void ledger_now(char out[32])
@@ -205,7 +206,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 {
 	char now[32], mac[CHAIN_HEX_LEN + 1], *body = NULL, *line = NULL;
 	enum lf_err rc = LF_IO;
-	size_t n;
+	size_t n, body_len;
 	int set = 0, err;
 	bool overwrite;
 
@@ -228,23 +229,22 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		return lf_fail(why, LF_EINVAL_JSON, "ledger row has no phase");
 	if (l->seal && ratchet_row_fields(l->seal, row, l->head.rows == 0))
 		return lf_fail(why, LF_NOMEM, "out of memory building a row");
-	body = ledger_canonical(row);
+	body = canon_dump(row, &body_len);
 	if (!body) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
 	}
 	chain_hmac_hex(l->seal ? ratchet_key(l->seal) : l->case_key, body,
-		       strlen(body), mac);
+		       body_len, mac);
 	if (json_object_set_new(row, "mac", json_string(mac))) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
 	}
-	line = ledger_canonical(row);
+	line = canon_dump(row, &n);
 	if (!line) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
 	}
-	n = strlen(line);
 	if (n > LEDGER_MAX_LINE) {
 		rc = lf_fail(why, LF_TOO_BIG,
 			     "ledger row of %zu bytes is over 64 MiB", n);

@@ -11,7 +11,8 @@
  * and head are the same read on one thread with libgcrypt's SHA-256
  * alone and read ahead in chunks of 4 KiB on two with the SHA
  * extensions where the processor has them (ledger_hashes.h, chain_x2.c),
- * and the reason is one line.
+ * and the reason is one line.  Each line jansson parses is written back
+ * in canonical form by canon.c and by jansson, byte for byte alike.
  * A broken promise aborts.
  */
 #ifndef _GNU_SOURCE
@@ -23,6 +24,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "canon.h"
 #include "chain.h"
 #include "fuzz_request.h"
 #include "ledger.h"
@@ -72,6 +74,18 @@ static const unsigned char *fuzz_key(void)
  * The members a reader asks for, taken from the line alone, are what
  * jansson makes of the whole line when it takes it, and no others.
  */
+/* canon.c writes what json_dumps writes, or refuses where it refuses. */
+static void fuzz_canon(const json_t *v)
+{
+	char *a = canon_dump(v, NULL);
+	char *b = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+
+	CHECK((!a && !b) || (a && b && strcmp(a, b) == 0));
+	CHECK(canon_size(v) == (b ? strlen(b) : 0));
+	free(a);
+	free(b);
+}
+
 static void fuzz_scan_members(const char *s, size_t n)
 {
 	static const char *const want[] = {"phase",	 "call_id", "row",
@@ -81,8 +95,13 @@ static void fuzz_scan_members(const char *s, size_t n)
 	const char *k;
 	size_t i;
 
-	if (!got)
+	full = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	if (full)
+		fuzz_canon(full);
+	if (!got) {
+		json_decref(full);
 		return;
+	}
 	CHECK(json_is_object(got));
 	json_object_foreach(got, k, v)
 	{
@@ -90,7 +109,6 @@ static void fuzz_scan_members(const char *s, size_t n)
 			;
 		CHECK(want[i]);
 	}
-	full = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 	if (full && json_is_object(full))
 		for (i = 0; want[i]; i++) {
 			json_t *a = json_object_get(got, want[i]);
