@@ -37,6 +37,10 @@ struct canon_out {
 	bool top_in_order; /* the outermost object's members as they stand */
 	bool nomem;
 	bool to_jansson; /* jansson must decide: start again with it */
+	/* canon_dump_slot: where the member named slot_key would go in the
+	 * outermost object (CANON_NO_SLOT until found). */
+	const struct canon_member *slot_key;
+	size_t slot_at;
 };
 
 struct canon_member {
@@ -54,7 +58,7 @@ static bool canon_grow(struct canon_out *o, size_t more)
 
 	if (o->nomem || o->to_jansson)
 		return false;
-	want = o->cap ? o->cap : 256;
+	want = o->cap ? o->cap : 4096; /* most rows fit */
 	while (want - o->n <= more) {
 		if (want > SIZE_MAX / 2) {
 			o->nomem = true;
@@ -299,10 +303,20 @@ static void canon_object(struct canon_out *o, const json_t *v, int depth)
 	for (i = 0; i < n && !o->nomem && !o->to_jansson; i++) {
 		if (i)
 			canon_putc(o, ',');
+		if (!depth && o->slot_key && o->slot_at == CANON_NO_SLOT) {
+			int c = canon_key_cmp(&m[i], o->slot_key);
+
+			if (c == 0)
+				o->slot_key = NULL; /* held already: no slot */
+			else if (c > 0)
+				o->slot_at = o->n; /* before this member */
+		}
 		canon_string(o, m[i].key, m[i].len);
 		canon_putc(o, ':');
 		canon_value(o, m[i].value, depth + 1);
 	}
+	if (!depth && o->slot_key && o->slot_at == CANON_NO_SLOT)
+		o->slot_at = o->n; /* last, before the brace */
 	canon_putc(o, '}');
 	if (m != stack)
 		free(m);
@@ -409,5 +423,56 @@ char *canon_dump_in_order(const json_t *obj, size_t *len)
 	o.p[o.n] = '\0';
 	if (len)
 		*len = o.n;
+	return o.p;
+}
+
+char *canon_dump_slot(const json_t *obj, const char *key, size_t *len,
+		      size_t *slot)
+{
+	struct canon_member k = {.key = key, .len = strlen(key)};
+	struct canon_out o = {.slot_key = &k, .slot_at = CANON_NO_SLOT};
+
+	*slot = CANON_NO_SLOT;
+	if (!json_is_object(obj))
+		return canon_dump(obj, len);
+	canon_value(&o, obj, 0);
+	if (o.nomem || o.to_jansson || !(o.cap > o.n || canon_grow(&o, 0))) {
+		free(o.p);
+		return o.nomem ? NULL : canon_dump(obj, len);
+	}
+	o.p[o.n] = '\0';
+	if (len)
+		*len = o.n;
+	if (o.slot_key)
+		*slot = o.slot_at;
+	return o.p;
+}
+
+char *canon_fill_slot(const char *text, size_t len, size_t slot,
+		      const char *key, const char *value, size_t *out_len)
+{
+	struct canon_out o = {0};
+	bool last, empty;
+
+	if (slot == CANON_NO_SLOT || slot < 1 || slot >= len)
+		return NULL;
+	last = text[slot] == '}';
+	empty = text[slot - 1] == '{';
+	canon_put(&o, text, slot);
+	if (last && !empty)
+		canon_putc(&o, ',');
+	canon_string(&o, key, strlen(key));
+	canon_putc(&o, ':');
+	canon_string(&o, value, strlen(value));
+	if (!last)
+		canon_putc(&o, ',');
+	canon_put(&o, text + slot, len - slot);
+	if (o.nomem || o.to_jansson || !(o.cap > o.n || canon_grow(&o, 0))) {
+		free(o.p);
+		return NULL;
+	}
+	o.p[o.n] = '\0';
+	if (out_len)
+		*out_len = o.n;
 	return o.p;
 }

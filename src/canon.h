@@ -27,4 +27,22 @@ size_t canon_size(const json_t *v);
  * says what it would). */
 char *canon_dump_in_order(const json_t *obj, size_t *len);
 
+/* canon_dump_slot's answer where it has no place to give. */
+#define CANON_NO_SLOT ((size_t)-1)
+
+/*
+ * canon_dump of the object obj, and in *slot where a member named key,
+ * which obj does not hold, goes in that text: so that canon_fill_slot
+ * makes obj's canonical form with that member added without writing the
+ * rest again (a row's line is its MAC's text with `mac` added).
+ * *slot is CANON_NO_SLOT where obj holds key or jansson wrote the text.
+ */
+char *canon_dump_slot(const json_t *obj, const char *key, size_t *len,
+		      size_t *slot);
+/* text (len bytes, from canon_dump_slot) with "key":"value" at slot: a
+ * new string, and its length in *out_len; NULL without a slot, where the
+ * value is not UTF-8, or out of memory (then canon_dump the object). */
+char *canon_fill_slot(const char *text, size_t len, size_t slot,
+		      const char *key, const char *value, size_t *out_len);
+
 #endif

@@ -388,7 +388,9 @@ static enum lf_err case_result_locked(struct lf_case *c,
 				      "call '%s' already has a different result",
 				      rr->call_id);
 	}
-	dec = ledger_read_row(c->ledger, e->dec_off, e->dec_len);
+	/* The call's tool alone: its arguments can be most of the row. */
+	dec = ledger_read_members(c->ledger, e->dec_off, e->dec_len,
+				  (const char *const[]){"tool", NULL});
 	if (!dec)
 		return lf_fail(why, LF_IO, "cannot read back call %s", e->id);
 	row = json_pack(

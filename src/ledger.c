@@ -12,6 +12,7 @@
 #include "futex.h"
 #include "journal.h"
 #include "ledger_int.h"
+#include "ledger_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -206,7 +207,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 {
 	char now[32], mac[CHAIN_HEX_LEN + 1], *body = NULL, *line = NULL;
 	enum lf_err rc = LF_IO;
-	size_t n, body_len;
+	size_t n, body_len, slot;
 	int set = 0, err;
 	bool overwrite;
 
@@ -229,7 +230,7 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		return lf_fail(why, LF_EINVAL_JSON, "ledger row has no phase");
 	if (l->seal && ratchet_row_fields(l->seal, row, l->head.rows == 0))
 		return lf_fail(why, LF_NOMEM, "out of memory building a row");
-	body = canon_dump(row, &body_len);
+	body = canon_dump_slot(row, "mac", &body_len, &slot);
 	if (!body) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
@@ -240,7 +241,10 @@ enum lf_err ledger_append(struct ledger *l, json_t *row, long long *offset,
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
 	}
-	line = canon_dump(row, &n);
+	/* The line is the MAC's text with `mac` in its place. */
+	line = canon_fill_slot(body, body_len, slot, "mac", mac, &n);
+	if (!line)
+		line = canon_dump(row, &n);
 	if (!line) {
 		rc = lf_fail(why, LF_NOMEM, "out of memory building a row");
 		goto out;
@@ -301,12 +305,14 @@ void ledger_get_head(const struct ledger *l, struct ledger_head *out)
 	*out = l->head;
 }
 
-json_t *ledger_read_row(const struct ledger *l, long long offset, size_t len)
+/* The len bytes at offset (a row this ledger wrote), in a new buffer;
+ * NULL on a short read or out of memory. */
+static char *ledger_pread_line(const struct ledger *l, long long offset,
+			       size_t len)
 {
 	char *buf;
 	size_t got = 0;
 	ssize_t r;
-	json_t *row = NULL;
 
 	if (offset < 0 || len > LEDGER_MAX_LINE)
 		return NULL;
@@ -317,13 +323,37 @@ json_t *ledger_read_row(const struct ledger *l, long long offset, size_t len)
 		r = pread(l->fd, buf + got, len - got, (off_t)(offset + got));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			goto out;
+		if (r <= 0) {
+			free(buf);
+			return NULL;
+		}
 		got += (size_t)r;
 	}
+	return buf;
+}
+
+json_t *ledger_read_row(const struct ledger *l, long long offset, size_t len)
+{
+	char *buf = ledger_pread_line(l, offset, len);
+	json_t *row;
+
+	if (!buf)
+		return NULL;
 	row = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
 			 NULL);
-out:
+	free(buf);
+	return row;
+}
+
+json_t *ledger_read_members(const struct ledger *l, long long offset,
+			    size_t len, const char *const *members)
+{
+	char *buf = ledger_pread_line(l, offset, len);
+	json_t *row;
+
+	if (!buf)
+		return NULL;
+	row = ledger_scan_members(buf, len, members);
 	free(buf);
 	return row;
 }

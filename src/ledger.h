@@ -171,6 +171,12 @@ void ledger_get_head(const struct ledger *l, struct ledger_head *out);
 
 /* Read back and parse the row at offset/len.  New reference or NULL. */
 json_t *ledger_read_row(const struct ledger *l, long long offset, size_t len);
+/* Only the named top-level members (a NULL-terminated list) of the row at
+ * offset, each parsed alone (ledger_scan_members): for a row this ledger
+ * wrote, where the rest of it (a call's arguments) is not needed.  A new
+ * reference, or NULL. */
+json_t *ledger_read_members(const struct ledger *l, long long offset,
+			    size_t len, const char *const *members);
 
 /* The file descriptor (read-only use: pread for serving `ledger`). */
 int ledger_fd(const struct ledger *l);

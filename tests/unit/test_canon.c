@@ -428,3 +428,43 @@ Test(canon, in_order_leaves_to_jansson_what_jansson_must_decide)
 	json_decref(o);
 	cr_assert_null(canon_dump_in_order(json_true(), NULL));
 }
+
+Test(canon, a_member_filled_into_its_slot_equals_the_whole_written_again)
+{
+	static const char *const keys[] = {"mac",  "a",	  "m", "ma", "mab",
+					   "mac0", "mad", "z", "",   "\x7f"};
+	char *text, *filled, *want, what[64];
+	size_t len, slot, n, k;
+	json_t *o;
+	int seed;
+
+	rnd_utf8_only = true;
+	for (seed = 1; seed <= 2000; seed++) {
+		rnd_state = (uint64_t)seed;
+		o = json_object();
+		/* Keys on both sides of the slot, or none at all. */
+		for (k = rnd(6); k > 0; k--)
+			json_object_set_new(o, keys[1 + rnd(9)],
+					    random_value(1));
+		text = canon_dump_slot(o, "mac", &len, &slot);
+		cr_assert_not_null(text);
+		cr_assert_neq(slot, CANON_NO_SLOT, "seed %d", seed);
+		filled = canon_fill_slot(text, len, slot, "mac", "e3\"b0", &n);
+		json_object_set_new(o, "mac", json_string("e3\"b0"));
+		want = json_dumps(o, FLAGS);
+		snprintf(what, sizeof(what), "seed %d", seed);
+		cr_assert_str_eq(filled, want, "%s", what);
+		cr_assert_eq(n, strlen(want), "%s", what);
+		/* Held already: no slot, and the text is the object's. */
+		free(text);
+		text = canon_dump_slot(o, "mac", &len, &slot);
+		cr_assert_eq(slot, CANON_NO_SLOT, "%s", what);
+		cr_assert_str_eq(text, want, "%s", what);
+		cr_assert_null(
+			canon_fill_slot(text, len, slot, "mac", "x", NULL));
+		free(text);
+		free(filled);
+		free(want);
+		json_decref(o);
+	}
+}
