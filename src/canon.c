@@ -3,18 +3,20 @@
  * canon.c - a JSON value in the ledger's canonical form (ledgerfs-ledger(5)
  * ROWS), written straight into one buffer.
  *
- * Every row is serialized at least twice (its MAC is over the row without
- * `mac`, its line with it) and measured once more before it is taken, and
- * jansson's json_dumps spent half of the daemon's instructions doing it:
- * it calls back per run of characters, decodes every character of every
+ * Each row is measured before it is taken, written for its MAC, written
+ * again with its `mac` as its line, and its call's reply is written too;
+ * jansson's json_dumps spent half of the daemon's instructions on it: it
+ * calls back per run of characters, decodes every character of every
  * string and records every object and array it enters in a hash table to
  * find loops.  This file writes the same bytes in one pass: runs of plain
- * bytes are copied, UTF-8 is checked by jansson's rules, keys are sorted
- * by jansson's comparison.  Whatever jansson itself must decide (a string
- * that is not UTF-8, a real number, a value nested deeper than any row
- * is) goes to jansson, so the output is equal to json_dumps(v,
- * JSON_COMPACT | JSON_SORT_KEYS) for every value (test_canon holds it so,
- * and the ledger fuzzer checks each line it reads).
+ * bytes are copied eight at a time, UTF-8 is checked by jansson's rules,
+ * keys are sorted by jansson's comparison; a row's line is its MAC's text
+ * with `mac` filled into the place found while writing it.  Whatever
+ * jansson itself must decide (a string that is not UTF-8, a real number,
+ * a value nested deeper than any row is) goes to jansson, so the output
+ * equals json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) for every value
+ * (test_canon holds it so, and the ledger fuzzer checks each line it
+ * reads).
  */
 #include "canon.h"
 
@@ -372,6 +374,20 @@ static void canon_value(struct canon_out *o, const json_t *v, int depth)
 	}
 }
 
+/* The text written, NUL-terminated, its length in *len (may be NULL);
+ * NULL, the buffer freed, where it was given up. */
+static char *canon_finish(struct canon_out *o, size_t *len)
+{
+	if (o->nomem || o->to_jansson || !(o->cap > o->n || canon_grow(o, 0))) {
+		free(o->p);
+		return NULL;
+	}
+	o->p[o->n] = '\0';
+	if (len)
+		*len = o->n;
+	return o->p;
+}
+
 char *canon_dump(const json_t *v, size_t *len)
 {
 	struct canon_out o = {0};
@@ -381,15 +397,9 @@ char *canon_dump(const json_t *v, size_t *len)
 		canon_value(&o, v, 0);
 	else
 		o.to_jansson = true; /* json_dumps wants a container */
-	if (!o.nomem && !o.to_jansson && (o.cap > o.n || canon_grow(&o, 0))) {
-		o.p[o.n] = '\0';
-		if (len)
-			*len = o.n;
-		return o.p;
-	}
-	free(o.p);
-	if (o.nomem)
-		return NULL;
+	s = canon_finish(&o, len);
+	if (s || o.nomem)
+		return s;
 	s = json_dumps(v, CANON_FLAGS);
 	if (s && len)
 		*len = strlen(s);
@@ -416,14 +426,7 @@ char *canon_dump_in_order(const json_t *obj, size_t *len)
 	if (!json_is_object(obj))
 		return NULL;
 	canon_value(&o, obj, 0);
-	if (o.nomem || o.to_jansson || !(o.cap > o.n || canon_grow(&o, 0))) {
-		free(o.p);
-		return NULL;
-	}
-	o.p[o.n] = '\0';
-	if (len)
-		*len = o.n;
-	return o.p;
+	return canon_finish(&o, len);
 }
 
 char *canon_dump_slot(const json_t *obj, const char *key, size_t *len,
@@ -431,21 +434,18 @@ char *canon_dump_slot(const json_t *obj, const char *key, size_t *len,
 {
 	struct canon_member k = {.key = key, .len = strlen(key)};
 	struct canon_out o = {.slot_key = &k, .slot_at = CANON_NO_SLOT};
+	char *s;
 
 	*slot = CANON_NO_SLOT;
 	if (!json_is_object(obj))
 		return canon_dump(obj, len);
 	canon_value(&o, obj, 0);
-	if (o.nomem || o.to_jansson || !(o.cap > o.n || canon_grow(&o, 0))) {
-		free(o.p);
+	s = canon_finish(&o, len);
+	if (!s)
 		return o.nomem ? NULL : canon_dump(obj, len);
-	}
-	o.p[o.n] = '\0';
-	if (len)
-		*len = o.n;
 	if (o.slot_key)
 		*slot = o.slot_at;
-	return o.p;
+	return s;
 }
 
 char *canon_fill_slot(const char *text, size_t len, size_t slot,
@@ -467,12 +467,5 @@ char *canon_fill_slot(const char *text, size_t len, size_t slot,
 	if (!last)
 		canon_putc(&o, ',');
 	canon_put(&o, text + slot, len - slot);
-	if (o.nomem || o.to_jansson || !(o.cap > o.n || canon_grow(&o, 0))) {
-		free(o.p);
-		return NULL;
-	}
-	o.p[o.n] = '\0';
-	if (out_len)
-		*out_len = o.n;
-	return o.p;
+	return canon_finish(&o, out_len);
 }
