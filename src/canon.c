@@ -159,6 +159,12 @@ static inline bool canon_plain8(uint64_t w)
 static void canon_string(struct canon_out *o, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	/* The controls jansson writes as a letter; the rest as \u00XX. */
+	static const char short_escape[0x20] = {['\b'] = 'b',
+						['\f'] = 'f',
+						['\n'] = 'n',
+						['\r'] = 'r',
+						['\t'] = 't'};
 	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	const unsigned char *run = p;
 	char esc[6];
@@ -177,7 +183,6 @@ static void canon_string(struct canon_out *o, const char *s, size_t len)
 			}
 		}
 		c = *p;
-
 		if (c >= 0x20 && c != '"' && c != '\\') {
 			if (c < 0x80) {
 				p++;
@@ -194,32 +199,15 @@ static void canon_string(struct canon_out *o, const char *s, size_t len)
 		canon_put(o, run, (size_t)(p - run));
 		esc[0] = '\\';
 		k = 2;
-		switch (c) {
-		case '"':
-		case '\\':
+		if (c == '"' || c == '\\') {
 			esc[1] = (char)c;
-			break;
-		case '\b':
-			esc[1] = 'b';
-			break;
-		case '\f':
-			esc[1] = 'f';
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		default:
+		} else if (short_escape[c]) {
+			esc[1] = short_escape[c];
+		} else {
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 0xf];
 			k = 6;
-			break;
 		}
 		canon_put(o, esc, k);
 		run = ++p;

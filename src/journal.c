@@ -88,24 +88,6 @@ static void journal_encode(unsigned char *p, unsigned long long gen,
 	gcry_md_hash_buffer(GCRY_MD_SHA256, p + body, p, body);
 }
 
-static int journal_pread(int fd, void *buf, size_t n, off_t off)
-{
-	char *p = buf;
-	ssize_t r;
-
-	while (n) {
-		r = pread(fd, p, n, off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-		off += r;
-	}
-	return 0;
-}
-
 /* --- recovery ------------------------------------------------------------ */
 
 /* A decoded entry of the file (pointers into the reader's buffer). */
@@ -129,7 +111,7 @@ static int journal_read_entry(int fd, unsigned long long file_size,
 	size_t name, size;
 
 	if (off + JOURNAL_HEAD > file_size ||
-	    journal_pread(fd, head, sizeof(head), (off_t)off) < 0 ||
+	    ledger_get(fd, head, sizeof(head), (off_t)off) < 0 ||
 	    memcmp(head, JOURNAL_MAGIC, 4) != 0)
 		return 0;
 	size = (size_t)get_le(head + 4, 4);
@@ -146,7 +128,7 @@ static int journal_read_entry(int fd, unsigned long long file_size,
 		*buf = nb;
 		*cap = size;
 	}
-	if (journal_pread(fd, *buf, size, (off_t)off) < 0)
+	if (ledger_get(fd, *buf, size, (off_t)off) < 0)
 		return 0;
 	gcry_md_hash_buffer(GCRY_MD_SHA256, sum, *buf, size - JOURNAL_SUM);
 	if (memcmp(sum, *buf + size - JOURNAL_SUM, JOURNAL_SUM) != 0)
@@ -183,7 +165,7 @@ static bool journal_follows(int fd, long long off, const char *prev)
 		if (!nb)
 			break;
 		buf = nb;
-		if (journal_pread(fd, buf, (size_t)(off - start), start) < 0 ||
+		if (ledger_get(fd, buf, (size_t)(off - start), start) < 0 ||
 		    buf[off - start - 1] != '\n')
 			break;
 		nl = memrchr(buf, '\n', (size_t)(off - start - 1));
@@ -258,7 +240,7 @@ static enum lf_err journal_replay(int backing_fd, const struct journal_entry *e,
 		goto out;
 	}
 	/* Most often the ledger's own pages made it: nothing to do. */
-	if (journal_pread(fd, have, e->n, (off_t)e->offset) == 0 &&
+	if (ledger_get(fd, have, e->n, (off_t)e->offset) == 0 &&
 	    memcmp(have, e->line, e->n) == 0)
 		goto out;
 	if (ledger_scan_fields(e->line, e->n - 1, &f, &err) < 0 || !f.prev.p ||

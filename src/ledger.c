@@ -52,14 +52,20 @@ void ledger_now(char out[32])
 		 (unsigned)((unsigned long)ts.tv_nsec / 1000u % 1000000u));
 }
 
-int ledger_put(int fd, const void *data, size_t n, long long off)
+/* All n bytes written (put) or read at off, or at the file position
+ * when off < 0: 0, or -1 with errno (EIO where the file took or gave no
+ * more). */
+static int ledger_all(int fd, char *buf, size_t n, long long off, bool put)
 {
-	const char *buf = data;
 	ssize_t r;
 
 	while (n) {
-		r = off < 0 ? write(fd, buf, n)
-			    : pwrite(fd, buf, n, (off_t)off);
+		if (put)
+			r = off < 0 ? write(fd, buf, n)
+				    : pwrite(fd, buf, n, (off_t)off);
+		else
+			r = off < 0 ? read(fd, buf, n)
+				    : pread(fd, buf, n, (off_t)off);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -75,6 +81,16 @@ int ledger_put(int fd, const void *data, size_t n, long long off)
 		n -= (size_t)r;
 	}
 	return 0;
+}
+
+int ledger_put(int fd, const void *data, size_t n, long long off)
+{
+	return ledger_all(fd, (char *)data, n, off, true);
+}
+
+int ledger_get(int fd, void *data, size_t n, long long off)
+{
+	return ledger_all(fd, data, n, off, false);
 }
 
 int ledger_write_all(int fd, const char *buf, size_t n)
@@ -311,23 +327,13 @@ static char *ledger_pread_line(const struct ledger *l, long long offset,
 			       size_t len)
 {
 	char *buf;
-	size_t got = 0;
-	ssize_t r;
 
 	if (offset < 0 || len > LEDGER_MAX_LINE)
 		return NULL;
 	buf = malloc(len ? len : 1);
-	if (!buf)
+	if (buf && ledger_get(l->fd, buf, len, offset) < 0) {
+		free(buf);
 		return NULL;
-	while (got < len) {
-		r = pread(l->fd, buf + got, len - got, (off_t)(offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(buf);
-			return NULL;
-		}
-		got += (size_t)r;
 	}
 	return buf;
 }

@@ -23,6 +23,9 @@
 
 /* Write all n bytes: at off, or at the file position when off < 0. */
 int ledger_put(int fd, const void *data, size_t n, long long off);
+/* Read all n bytes: at off, or at the file position when off < 0.  0,
+ * or -1 with errno set (EIO where the file ends first). */
+int ledger_get(int fd, void *data, size_t n, long long off);
 
 struct ledger;
 

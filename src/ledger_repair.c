@@ -123,24 +123,17 @@ static enum lf_err ledger_hash_tail(struct ledger *l,
 				    const struct ledger_report *rep,
 				    struct ledger_repair *j, struct lf_why *why)
 {
-	size_t cut = (size_t)(rep->file_bytes - rep->good_bytes), got = 0;
+	size_t cut = (size_t)(rep->file_bytes - rep->good_bytes);
 	char *buf;
-	ssize_t r;
 
 	buf = malloc(cut ? cut : 1);
 	if (!buf)
 		return lf_fail(why, LF_NOMEM, "out of memory");
-	while (got < cut) {
-		r = pread(l->fd, buf + got, cut - got,
-			  (off_t)(rep->good_bytes + (long long)got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(buf);
-			return lf_fail(why, LF_IO, "cannot read torn tail: %s",
-				       r < 0 ? strerror(errno) : "file shrank");
-		}
-		got += (size_t)r;
+	if (ledger_get(l->fd, buf, cut, rep->good_bytes) < 0) {
+		free(buf);
+		return lf_fail(why, LF_IO, "cannot read torn tail: %s",
+			       errno == EIO ? "file shrank or unreadable"
+					    : strerror(errno));
 	}
 	chain_sha256_hex(buf, cut, j->cut_sha256);
 	free(buf);

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,23 @@ static void write_key_file(const char *path, const unsigned char *k)
 }
 
 /* ---- append and format ---- */
+
+Test(ledger, a_read_that_reaches_the_end_of_the_file_fails_with_eio)
+{
+	char path[] = "/tmp/test_ledger_get.XXXXXX", buf[16];
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	cr_assert_eq(ledger_put(fd, "0123456789", 10, 0), 0);
+	cr_assert_eq(ledger_get(fd, buf, 4, 6), 0);
+	cr_assert_eq(memcmp(buf, "6789", 4), 0);
+	errno = 0;
+	cr_assert_eq(ledger_get(fd, buf, 5, 6), -1, "read past the end");
+	cr_assert_eq(errno, EIO);
+	cr_assert_eq(ledger_get(fd, buf, 1, 10), -1, "read at the end");
+	close(fd);
+}
 
 Test(ledger, append_returns_offsets_lengths_and_head)
 {
