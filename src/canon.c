@@ -402,7 +402,8 @@ size_t canon_size(const json_t *v)
 		canon_value(&o, v, 0);
 	else
 		o.to_jansson = true;
-	if (!o.to_jansson)
+	/* Out of memory the count stopped short: jansson's answer, as said. */
+	if (!o.to_jansson && !o.nomem)
 		return o.n;
 	return json_dumpb(v, NULL, 0, CANON_FLAGS);
 }
