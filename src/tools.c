@@ -54,9 +54,16 @@ enum lf_err tools_check(const char *text, size_t len, struct lf_why *why)
 				    i);
 			goto out;
 		}
-		if (schema && !json_is_object(schema)) {
+		/* MCP's Tool takes an object schema, {"type":"object",..}. */
+		if (schema &&
+		    (!json_is_object(schema) ||
+		     strcmp(json_string_value(json_object_get(schema, "type"))
+				    ?: "",
+			    "object") != 0)) {
 			e = lf_fail(why, LF_EINVAL_DOC,
-				    "tools[%zu].inputSchema: an object", i);
+				    "tools[%zu].inputSchema: an object whose "
+				    "\"type\" is \"object\"",
+				    i);
 			goto out;
 		}
 	}

@@ -16,10 +16,60 @@ static struct lfc lc;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ledgercall [--dir DIR] --tool NAME [--args JSON] [--call-id ID]\n"
-		"       ledgercall [--dir DIR] result --call-id ID --returned JSON [--error] [--not-executed]\n"
+		"usage: ledgercall [--dir DIR] --tool NAME [--args JSON|-] [--call-id ID]\n"
+		"       ledgercall [--dir DIR] result --call-id ID --returned JSON|- [--error] [--not-executed]\n"
 		"       ledgercall [--dir DIR] register\n"
 		"DIR defaults to $LEDGERFS_DIR, else /mediator. See ledgercall(1).\n");
+}
+
+/* The most a JSON value read from standard input ("-") may hold. */
+#define STDIN_JSON_MAX (64u * 1024 * 1024)
+
+/*
+ * The value of --args or --returned: the word itself, or for "-" all of
+ * standard input (a value past the 128 KiB a word may hold).  NULL, with
+ * the reason printed, when it cannot be read or is too long.
+ */
+static const char *json_word(const char *word)
+{
+	static char *buf;
+	size_t len = 0, cap = 0;
+
+	if (strcmp(word, "-") != 0)
+		return word;
+	for (;;) {
+		size_t n;
+
+		if (len + 1 >= cap) {
+			char *t;
+
+			cap = cap ? cap * 2 : 65536;
+			if (cap > STDIN_JSON_MAX + 1 ||
+			    !(t = realloc(buf, cap))) {
+				fprintf(stderr,
+					"ledgercall: standard input: "
+					"over 64 MiB or out of memory\n");
+				return NULL;
+			}
+			buf = t;
+		}
+		n = fread(buf + len, 1, cap - 1 - len, stdin);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(stdin)) {
+		fprintf(stderr, "ledgercall: standard input: %s\n",
+			strerror(errno));
+		return NULL;
+	}
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		fprintf(stderr,
+			"ledgercall: standard input holds a NUL byte\n");
+		return NULL;
+	}
+	return buf;
 }
 
 /* Say why the last write was refused: the view keeps it in `error`. */
@@ -94,6 +144,8 @@ static int do_result(int argc, char **argv)
 	}
 	if (!id || !returned)
 		return usage(), 1;
+	if (!(returned = json_word(returned)))
+		return 1;
 	err = lfc_result(&lc, id, returned, is_error, executed);
 	if (err < 0)
 		return usage(), 1;
@@ -158,5 +210,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ledgercall: folder name too long\n");
 		return 1;
 	}
+	if (!(args = json_word(args)))
+		return 1;
 	return do_call(tool, args, id);
 }

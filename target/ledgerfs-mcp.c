@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include "mcp.h"
+#include "units.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ledgerfs-mcp [--dir=DIR] [-- DOWNSTREAM-COMMAND [ARG]...]\n"
+		"usage: ledgerfs-mcp [--dir=DIR] [--init-timeout=DURATION]\n"
+		"                    [-- DOWNSTREAM-COMMAND [ARG]...]\n"
 		"DIR defaults to $LEDGERFS_DIR, else /mediator. See ledgerfs-mcp(1).\n");
 }
 
@@ -26,18 +28,31 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"dir", required_argument, NULL, 'd'},
+		{"init-timeout", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	struct mcp_server s;
 	const char *dir = NULL;
+	uint64_t init_ms = 30000;
+	struct lf_why bad;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dir = optarg;
+			break;
+		case 't':
+			if (units_duration_ms(optarg, &init_ms, &bad)) {
+				mcp_log("--init-timeout: %s", bad.msg);
+				return 2;
+			}
+			if (init_ms == 0) {
+				mcp_log("--init-timeout: must be above 0");
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -49,6 +64,11 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	/* A downstream command follows "--"; a word without it is a slip. */
+	if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
+		usage(stderr);
+		return 2;
 	}
 	memset(&s, 0, sizeof(s));
 	s.out_fd = 1;
@@ -68,7 +88,7 @@ int main(int argc, char **argv)
 			lfc_reason(&s.lc, why, sizeof(why)));
 	}
 	if (optind < argc) {
-		s.ds = mcp_downstream_start(argv + optind);
+		s.ds = mcp_downstream_start(argv + optind, init_ms);
 		if (!s.ds)
 			return 1;
 	}

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lfclient.h"
 
@@ -54,8 +55,11 @@ void mcp_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The downstream MCP server (NULL when none was given). */
 struct mcp_downstream;
 
-/* Spawn argv, speak MCP to it, initialize.  NULL (logged) on failure. */
-struct mcp_downstream *mcp_downstream_start(char **argv);
+/*
+ * Spawn argv, speak MCP to it, initialize, waiting at most init_ms for
+ * its answer.  NULL (logged) on failure.
+ */
+struct mcp_downstream *mcp_downstream_start(char **argv, uint64_t init_ms);
 /*
  * Send a request and wait for its answer, or for *cancel to turn true
  * (set by mcp_downstream_set).  Returns the result

@@ -51,8 +51,9 @@ static json_t *call_value_result(const json_t *returned, bool is_error,
 	return r;
 }
 
-static void call_report(struct mcp_call *c, const char *id,
-			const json_t *returned, bool is_error, bool executed)
+/* Write the result of a passed call to the view: 0, or an errno. */
+static int call_report(struct mcp_call *c, const char *id,
+		       const json_t *returned, bool is_error, bool executed)
 {
 	char *text = json_dumps(returned, JSON_COMPACT | JSON_ENCODE_ANY);
 	int err = text ? lfc_result(&c->srv->lc, id, text, is_error, executed)
@@ -64,6 +65,7 @@ static void call_report(struct mcp_call *c, const char *id,
 			err > 0 ? strerror(err) : "id too long",
 			lfc_reason(&c->srv->lc, why, sizeof(why)));
 	free(text);
+	return err;
 }
 
 /* A passed call: forward it downstream, report and return its result. */
@@ -89,10 +91,24 @@ static json_t *call_forward(struct mcp_call *c, const char *id)
 				     &err, &sent);
 	json_decref(params);
 	if (res) {
-		call_report(c, id, res,
-			    json_is_true(json_object_get(res, "isError")),
-			    true);
-		return res;
+		int rerr = call_report(
+			c, id, res,
+			json_is_true(json_object_get(res, "isError")), true);
+		char why[LFC_REASON_MAX];
+
+		if (rerr == 0)
+			return res;
+		/*
+		 * A result the case did not record is not handed on: the
+		 * model would hold what the ledger lacks (ledgerfs-mcp(1)).
+		 */
+		json_decref(res);
+		snprintf(msg, sizeof(msg),
+			 "ledgerfs refused the tool's result: %s%s%s",
+			 rerr > 0 ? strerror(rerr) : "id too long",
+			 *lfc_reason(&c->srv->lc, why, sizeof(why)) ? ": " : "",
+			 why);
+		return call_text_result(msg, true);
 	}
 	snprintf(msg, sizeof(msg), "downstream error: %s",
 		 json_string_value(json_object_get(err, "message"))

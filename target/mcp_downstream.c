@@ -92,6 +92,26 @@ static void ds_deliver(struct mcp_downstream *d, json_t *msg)
 	pthread_mutex_unlock(&d->lock);
 }
 
+/*
+ * A line that cannot be read may have been the answer to any request
+ * waiting now, and which one cannot be told: fail them all, so none
+ * waits for ever (ledgerfs-mcp(1) DOWNSTREAM).  An answer that still
+ * comes later for one of them finds no waiter and is dropped.
+ */
+static void ds_fail_waiting(struct mcp_downstream *d, const char *why)
+{
+	struct ds_wait *w;
+
+	pthread_mutex_lock(&d->lock);
+	for (w = d->waits; w; w = w->next)
+		if (!w->done) {
+			w->error = json_pack("{s:s}", "message", why);
+			w->done = true;
+		}
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void *ds_reader(void *arg)
 {
 	struct mcp_downstream *d = arg;
@@ -106,13 +126,20 @@ static void *ds_reader(void *arg)
 
 		if (got == MCP_TOO_LONG) {
 			mcp_log("downstream: a line over the limit, dropped");
+			ds_fail_waiting(d, "the downstream server sent a line "
+					   "over the limit");
 			continue;
 		}
 		msg = mcp_parse(line, len, why, sizeof(why));
-		if (!json_is_object(msg))
+		if (!json_is_object(msg)) {
+			if (msg)
+				snprintf(why, sizeof(why), "not an object");
 			mcp_log("downstream: not a JSON-RPC message: %s", why);
-		else
+			ds_fail_waiting(d, "the downstream server sent a "
+					   "message that is not JSON-RPC");
+		} else {
 			ds_deliver(d, msg);
+		}
 		json_decref(msg);
 	}
 	mcp_reader_free(&r);
@@ -123,10 +150,13 @@ static void *ds_reader(void *arg)
 	return NULL;
 }
 
-json_t *mcp_downstream_request(struct mcp_downstream *d, const char *method,
-			       json_t *params, const bool *cancel,
-			       json_t **error, bool *sent)
+/* As mcp_downstream_request, giving up at *deadline (CLOCK_REALTIME). */
+static json_t *ds_request(struct mcp_downstream *d, const char *method,
+			  json_t *params, const bool *cancel,
+			  const struct timespec *deadline, json_t **error,
+			  bool *sent)
 {
+	bool timed_out = false;
 	struct ds_wait w = {0}, **pp;
 	json_t *req, *res = NULL;
 	bool cancelled;
@@ -153,8 +183,15 @@ json_t *mcp_downstream_request(struct mcp_downstream *d, const char *method,
 	*sent = req && mcp_send(d->in_fd, &d->out_lock, req) == 0;
 	json_decref(req);
 	pthread_mutex_lock(&d->lock);
-	while (*sent && !w.done && !d->dead && !(cancel && *cancel))
-		pthread_cond_wait(&d->cond, &d->lock);
+	while (*sent && !w.done && !d->dead && !(cancel && *cancel) &&
+	       !timed_out) {
+		if (deadline)
+			timed_out =
+				pthread_cond_timedwait(&d->cond, &d->lock,
+						       deadline) == ETIMEDOUT;
+		else
+			pthread_cond_wait(&d->cond, &d->lock);
+	}
 	for (pp = &d->waits; *pp; pp = &(*pp)->next)
 		if (*pp == &w) {
 			*pp = w.next;
@@ -176,11 +213,20 @@ json_t *mcp_downstream_request(struct mcp_downstream *d, const char *method,
 			mcp_send(d->in_fd, &d->out_lock, note);
 		json_decref(note);
 		*error = json_pack("{s:s}", "message", "cancelled");
+	} else if (timed_out) {
+		*error = json_pack("{s:s}", "message", "no answer in time");
 	} else {
 		*error = json_pack("{s:s}", "message",
 				   "the downstream server has exited");
 	}
 	return res;
+}
+
+json_t *mcp_downstream_request(struct mcp_downstream *d, const char *method,
+			       json_t *params, const bool *cancel,
+			       json_t **error, bool *sent)
+{
+	return ds_request(d, method, params, cancel, NULL, error, sent);
 }
 
 void mcp_downstream_set(struct mcp_downstream *d, bool *flag)
@@ -198,6 +244,7 @@ void mcp_downstream_set(struct mcp_downstream *d, bool *flag)
 static int ds_spawn(struct mcp_downstream *d, char **argv)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	int to[2], from[2], rc;
 
 	if (pipe2(to, O_CLOEXEC) < 0)
@@ -210,7 +257,15 @@ static int ds_spawn(struct mcp_downstream *d, char **argv)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, to[0], 0);
 	posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-	rc = posix_spawnp(&d->pid, argv[0], &fa, NULL, argv, environ);
+	/*
+	 * A group of its own, so that stopping it reaches what it started
+	 * too (npx's node, a shell's children), which may hold its output.
+	 */
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	rc = posix_spawnp(&d->pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(to[0]);
 	close(from[1]);
@@ -225,10 +280,11 @@ static int ds_spawn(struct mcp_downstream *d, char **argv)
 	return 0;
 }
 
-struct mcp_downstream *mcp_downstream_start(char **argv)
+struct mcp_downstream *mcp_downstream_start(char **argv, uint64_t init_ms)
 {
 	struct mcp_downstream *d = calloc(1, sizeof(*d));
 	json_t *params, *res, *err = NULL, *note;
+	struct timespec deadline;
 	bool sent;
 
 	if (!d)
@@ -254,8 +310,14 @@ struct mcp_downstream *mcp_downstream_start(char **argv)
 	params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
 			   "2025-06-18", "capabilities", "clientInfo", "name",
 			   "ledgerfs-mcp", "version", LEDGERFS_VERSION);
-	res = mcp_downstream_request(d, "initialize", params, NULL, &err,
-				     &sent);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)(init_ms / 1000);
+	deadline.tv_nsec += (long)(init_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	res = ds_request(d, "initialize", params, NULL, &deadline, &err, &sent);
 	json_decref(params);
 	if (!res) {
 		mcp_log("downstream %s: initialize failed: %s", argv[0],
@@ -270,6 +332,16 @@ struct mcp_downstream *mcp_downstream_start(char **argv)
 	mcp_send(d->in_fd, &d->out_lock, note);
 	json_decref(note);
 	return d;
+}
+
+/* Join t within secs seconds: 0, or an error number. */
+static int ds_join_within(pthread_t t, int secs)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	return pthread_timedjoin_np(t, NULL, &ts);
 }
 
 void mcp_downstream_stop(struct mcp_downstream *d)
@@ -288,10 +360,18 @@ void mcp_downstream_stop(struct mcp_downstream *d)
 		nanosleep(&ts, NULL);
 	}
 	if (i == 40) {
-		kill(d->pid, SIGTERM);
+		kill(-d->pid, SIGTERM);
 		waitpid(d->pid, &st, 0);
 	}
-	pthread_join(d->reader, NULL);
+	/* Its output ends when the last of its group lets go of it. */
+	if (ds_join_within(d->reader, 2)) {
+		kill(-d->pid, SIGKILL);
+		if (ds_join_within(d->reader, 2)) {
+			/* Still held: leave the reader its state, and go. */
+			pthread_detach(d->reader);
+			return;
+		}
+	}
 	close(d->out_fd);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->out_lock);

@@ -151,7 +151,15 @@ json_t *mcp_parse(const char *line, size_t len, char *why, size_t whysize)
 		snprintf(why, whysize, "nested deeper than %d", MCP_DEPTH_MAX);
 		return NULL;
 	}
-	v = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	/*
+	 * Any JSON value parses (a scalar is then an invalid request,
+	 * -32600), and so does a string holding \u0000: it is JSON, and the
+	 * case refuses such a call with a row of its own.
+	 */
+	v = json_loadb(line, len,
+		       JSON_REJECT_DUPLICATES | JSON_DECODE_ANY |
+			       JSON_ALLOW_NUL,
+		       &jerr);
 	if (!v)
 		snprintf(why, whysize, "column %d: %s", jerr.column, jerr.text);
 	return v;

@@ -58,8 +58,9 @@ static json_t *do_tools_list(struct mcp_server *s, const json_t *id)
 {
 	char path[4200], why[160];
 	struct mcp_reader r;
-	json_t *doc = NULL, *out;
+	json_t *doc = NULL, *out, *tool;
 	char *all = NULL, *line;
+	size_t i;
 	size_t len, total = 0;
 	enum mcp_read got;
 	int fd;
@@ -89,6 +90,15 @@ static json_t *do_tools_list(struct mcp_server *s, const json_t *id)
 	if (!json_is_array(json_object_get(doc, "tools"))) {
 		json_decref(doc);
 		return mcp_error(id, -32603, "the case's tools are unreadable");
+	}
+	/* MCP requires an inputSchema; a tool listed without one takes none. */
+	json_array_foreach(json_object_get(doc, "tools"), i, tool)
+	{
+		if (json_is_object(tool) &&
+		    !json_object_get(tool, "inputSchema"))
+			json_object_set_new(
+				tool, "inputSchema",
+				json_pack("{s:s}", "type", "object"));
 	}
 	out = result_of(
 		id, json_pack("{s:O}", "tools", json_object_get(doc, "tools")));

@@ -31,11 +31,12 @@ def main():
         cmd = [os.environ.get("LEDGERCALL", "ledgercall"),
                "--dir", os.environ.get("LEDGERFS_DIR") or "/mediator",
                "result", "--call-id", call_id,
-               "--returned", json.dumps(returned)]
+               "--returned", "-"]
         if failed:
             cmd.append("--error")
+        # The result goes on standard input: a word holds at most 128 KiB.
         run = subprocess.run(cmd, capture_output=True, text=True,
-                             stdin=subprocess.DEVNULL,
+                             input=json.dumps(returned),
                              timeout=float(os.environ.get(
                                  "LEDGERFS_HOOK_TIMEOUT", "50")))
         if run.returncode != 0:

@@ -36,11 +36,11 @@ def answer(decision, reason):
     sys.stdout.flush()
 
 
-def ledgercall(args, timeout):
+def ledgercall(args, timeout, stdin=""):
     cmd = [os.environ.get("LEDGERCALL", "ledgercall"),
            "--dir", os.environ.get("LEDGERFS_DIR") or "/mediator"] + args
     return subprocess.run(cmd, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+                          timeout=timeout, input=stdin)
 
 
 def decide(raw):
@@ -59,8 +59,9 @@ def decide(raw):
         reg = ledgercall(["register"], timeout)
         if reg.returncode != 0:
             return "deny", "ledgerfs: cannot register: " + reg.stderr.strip()
-    run = ledgercall(["--tool", name, "--args", json.dumps(args),
-                      "--call-id", call_id], timeout)
+    # The arguments go on standard input: a word holds at most 128 KiB.
+    run = ledgercall(["--tool", name, "--args", "-", "--call-id", call_id],
+                     timeout, stdin=json.dumps(args))
     if run.returncode not in (0, 3, 4):
         return "deny", ("ledgerfs: the call could not be mediated: "
                         + (run.stderr.strip() or "exit %d" % run.returncode))

@@ -22,6 +22,8 @@ policy='interactions:
     mode: pass
   - match: Glob
     mode: pass
+  - match: Write
+    mode: pass
   - match: WebFetch
     mode: mock
     mock: {status: 200, body: "service up"}
@@ -104,6 +106,26 @@ hook PreToolUse "$rec/pre_read.json"
 rule_begin a_repeated_tool_use_id_is_denied_not_allowed
 rule_eq decision "PreToolUse deny" "$(decision)"
 rule_has reason "$(reason)" "duplicate call id"
+rule_end
+
+# A tool input past the 128 KiB one command-line word may hold.
+python3 -c 'import json,sys
+c = "x" * 200000
+json.dump({"hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "toolu_big",
+           "tool_input": {"file_path": "/work/big.txt", "content": c}}, open(sys.argv[1], "w"))
+json.dump({"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_use_id": "toolu_big",
+           "tool_input": {"file_path": "/work/big.txt", "content": c},
+           "tool_response": {"type": "create", "content": c}}, open(sys.argv[2], "w"))' \
+	"$work/pre_big.json" "$work/post_big.json"
+hook PreToolUse "$work/pre_big.json"
+rule_begin a_tool_input_over_128_kib_is_mediated_whole
+rule_eq decision "PreToolUse allow" "$(decision)"
+rule_eq "content bytes in the row" 200000 "$(row toolu_big decision | python3 -c 'import json,sys; print(len(json.loads(sys.stdin.read())["args"]["content"]))')"
+rule_end
+hook PostToolUse "$work/post_big.json"
+rule_begin a_tool_result_over_128_kib_is_written_whole
+rule_eq status 0 "$rc"
+rule_eq "content bytes in the row" 200000 "$(row toolu_big completion | python3 -c 'import json,sys; print(len(json.loads(sys.stdin.read())["returned"]["content"]))')"
 rule_end
 
 printf '{"tool_name":"Read","tool_input":{}}' >"$work/noid.json"

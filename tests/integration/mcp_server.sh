@@ -110,6 +110,75 @@ rule_eq "rows: the call and the host's completion" 2 $(($(lf_rows H) - rowsh))
 rule_has completion "$(tail -n 1 "$(lf_ledger H)")" '"result_source":"host_executed"'
 rule_end
 
+# A scalar is JSON but no request; a string holding \u0000 is JSON too,
+# and the call reaches the case, which refuses it with a row of its own.
+rows0=$(lf_rows C)
+mcp '1' '"x"' \
+	'{"jsonrpc":"2.0","id":60,"method":"tools/call","params":{"name":"send_u","arguments":{"s":"a\u0000b"}}}'
+assert_contains a_json_scalar_is_32600_not_32700 "$(sed -n 1p "$work/out")" '"id":null,"error":{"code":-32600'
+rule_begin arguments_holding_a_nul_are_answered_with_their_id_as_a_refused_call
+rule_has answer "$(answer 60)" '"isError":true'
+rule_has answer "$(answer 60)" 'ledgerfs refused the call: Invalid argument'
+rule_eq "rows: the refusal" 1 $(($(lf_rows C) - rows0))
+rule_end
+
+# A tools file may leave a tool's inputSchema out; MCP requires one.
+printf '{"tools":[{"name":"lookup_x"},{"name":"send_y","inputSchema":{"type":"object","properties":{}}}]}' >"$work/tools.json"
+mkdir "$mnt/cases/S"
+printf '%s' "$LF_POLICY_DEFAULT" >"$mnt/cases/S/policy"
+cp "$work/tools.json" "$mnt/cases/S/tools"
+lf_register S
+printf '%s\n' '{"jsonrpc":"2.0","id":61,"method":"tools/list"}' |
+	timeout 20 "$MCP" --dir="$(lf_tdir S)" >"$work/out" 2>>"$work/all.err"
+assert_eq tools_list_gives_a_tool_without_input_schema_an_empty_object_schema \
+	'{"jsonrpc":"2.0","id":61,"result":{"tools":[{"name":"lookup_x","inputSchema":{"type":"object"}},{"name":"send_y","inputSchema":{"type":"object","properties":{}}}]}}' \
+	"$(answer 61)"
+
+# A downstream whose answer cannot be read: the calls waiting on it end
+# as tool errors, and the server still exits 0 when its input closes.
+cat >"$work/garbler.sh" <<'GARBLE'
+#!/bin/sh
+while IFS= read -r line; do
+	id=$(printf '%s' "$line" | sed -n 's/^.*"id":\([0-9]*\).*$/\1/p')
+	case $line in
+	*'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"g","version":"1"}}}\n' "$id" ;;
+	*'"lookup_nul"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"a\\u0000b"}]}}\n' "$id" ;;
+	*'"tools/call"'*) printf 'not json at all\n' ;;
+	esac
+done
+GARBLE
+chmod +x "$work/garbler.sh"
+printf '%s\n' "$init" '{"jsonrpc":"2.0","id":62,"method":"tools/call","params":{"name":"lookup_g","arguments":{}}}' \
+	'{"jsonrpc":"2.0","id":63,"method":"tools/call","params":{"name":"lookup_nul","arguments":{}}}' |
+	timeout 20 "$MCP" --dir="$d" -- "$work/garbler.sh" >"$work/out" 2>"$work/err"
+rc=$?
+cat "$work/err" >>"$work/all.err"
+rule_begin an_unreadable_downstream_answer_ends_the_waiting_call_as_a_tool_error
+rule_eq status 0 "$rc"
+rule_has answer "$(answer 62)" '"isError":true'
+rule_has answer "$(answer 62)" 'not JSON-RPC'
+row=$(grep -F '"phase":"completion"' "$(lf_ledger C)" | grep -F '"tool":"lookup_g"')
+rule_has row "$row" '"returned":{"error":{"message":"the downstream server sent a message that is not JSON-RPC"}}'
+rule_end
+rule_begin a_downstream_result_the_case_refuses_is_not_handed_to_the_client
+rule_has answer "$(answer 63)" '"isError":true'
+rule_has answer "$(answer 63)" "ledgerfs refused the tool's result: Invalid argument"
+rule_end
+
+# A downstream that never answers initialize: exit 1 once the time is up.
+printf '#!/bin/sh\nexec sleep 60\n' >"$work/mute.sh"
+chmod +x "$work/mute.sh"
+printf '%s\n' "$init" | timeout 20 "$MCP" --dir="$d" --init-timeout=500ms -- "$work/mute.sh" >"$work/out" 2>"$work/err"
+rc=$?
+rule_begin a_downstream_silent_past_init_timeout_exits_1
+rule_eq status 1 "$rc"
+rule_has stderr "$(cat "$work/err")" "initialize failed: no answer in time"
+rule_end
+timeout 5 "$MCP" --dir="$d" --init-timeout=soon </dev/null >/dev/null 2>"$work/err"
+assert_eq an_init_timeout_outside_the_duration_grammar_is_a_usage_error 2 $?
+timeout 5 "$MCP" --dir="$d" "$work/mute.sh" </dev/null >/dev/null 2>"$work/err"
+assert_eq a_downstream_command_without_the_double_dash_is_a_usage_error 2 $?
+
 echo close >"$(lf_cdir C)/ctl"
 mcp '{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"send_a"}}'
 assert_contains a_call_the_view_refuses_is_a_tool_error_naming_errno_and_reason "$(answer 30)" '"text":"ledgerfs refused the call: Broken pipe: EPIPE'

@@ -36,6 +36,11 @@ Test(tools, a_tools_file_is_an_object_with_a_tools_array_of_named_objects)
 		{"{\"tools\":[{\"name\":7}]}", 0, "tools[0].name"},
 		{"{\"tools\":[{\"name\":\"a\",\"inputSchema\":[]}]}", 0,
 		 "tools[0].inputSchema"},
+		{"{\"tools\":[{\"name\":\"a\",\"inputSchema\":{}}]}", 0,
+		 "tools[0].inputSchema"},
+		{"{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"type\":"
+		 "\"string\"}}]}",
+		 0, "tools[0].inputSchema"},
 		{"{\"tools\":[],\"tools\":[]}", 0, "duplicate"},
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
