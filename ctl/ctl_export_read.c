@@ -237,16 +237,40 @@ static void sums_print_bad(json_t *files)
 		printf("bad: %s: %s\n", k, json_string_value(val));
 }
 
+/*
+ * An export's `checkpoint` and `checkpoints` members, one after the
+ * other: *text malloc'd (NULL, *len 0, when it has neither).  0, or -1
+ * out of memory.
+ */
+static int export_checkpoints(const struct export *x, char **text, size_t *len)
+{
+	const struct member *one = member_get(x, "checkpoint");
+	const struct member *many = member_get(x, "checkpoints");
+	size_t n = (one ? one->len : 0) + (many ? many->len : 0);
+
+	*text = NULL;
+	*len = 0;
+	if (!n)
+		return 0;
+	if (!(*text = malloc(n)))
+		return -1;
+	if (one)
+		memcpy(*text, one->data, one->len);
+	if (many)
+		memcpy(*text + (one ? one->len : 0), many->data, many->len);
+	*len = n;
+	return 0;
+}
+
 int ctl_export_public(const char *path, int *ledger_fd, char **ckpts,
 		      size_t *ckpts_len)
 {
 	struct export x = {0};
-	const struct member *led, *one, *many;
+	const struct member *led;
 	char prefix[160], err[300];
 	json_t *files = json_object();
 	FILE *f = fopen(path, "rb");
 	int nbad, rc = 2;
-	size_t n;
 
 	*ledger_fd = -1;
 	*ckpts = NULL;
@@ -264,8 +288,6 @@ int ctl_export_public(const char *path, int *ledger_fd, char **ckpts,
 		goto out;
 	}
 	led = member_get(&x, "ledger.jsonl");
-	one = member_get(&x, "checkpoint");
-	many = member_get(&x, "checkpoints");
 	*ledger_fd = memfd_create("ledger", MFD_CLOEXEC);
 	if (!led || *ledger_fd < 0 ||
 	    write(*ledger_fd, led->data, led->len) != (ssize_t)led->len ||
@@ -274,18 +296,8 @@ int ctl_export_public(const char *path, int *ledger_fd, char **ckpts,
 			path);
 		goto out;
 	}
-	n = (one ? one->len : 0) + (many ? many->len : 0);
-	if (n) {
-		*ckpts = malloc(n);
-		if (!*ckpts)
-			goto out;
-		if (one)
-			memcpy(*ckpts, one->data, one->len);
-		if (many)
-			memcpy(*ckpts + (one ? one->len : 0), many->data,
-			       many->len);
-		*ckpts_len = n;
-	}
+	if (export_checkpoints(&x, ckpts, ckpts_len) < 0)
+		goto out;
 	rc = 0;
 out:
 	if (rc && *ledger_fd >= 0) {
@@ -345,6 +357,19 @@ int ctl_verify_tar(const char *path, const char *key_path,
 		goto out;
 	}
 	ctl_verify_check_sealed(mfd, kr == 0 ? key : NULL, &seal, NULL, &v);
+	/* Its signed checkpoints, with the host's own key (WAVE2: --key). */
+	if (kr == 0 && v.status == 0) {
+		char *text = NULL, label[4200];
+		size_t tlen = 0;
+
+		if (export_checkpoints(&x, &text, &tlen) < 0)
+			goto out;
+		snprintf(label, sizeof(label), "%s:checkpoints", path);
+		ctl_verify_own_checkpoints(
+			NULL, text, tlen, label, mfd,
+			key_path ? key_path : CTL_DEFAULT_KEY, &v);
+		free(text);
+	}
 	report = rep ? json_loads(rep->data, 0, NULL) : NULL;
 	/* The report inside must describe this very ledger. */
 	if (v.status == 0 &&
@@ -359,6 +384,8 @@ int ctl_verify_tar(const char *path, const char *key_path,
 		snprintf(v.reason, sizeof(v.reason),
 			 "verify.json does not describe ledger.jsonl");
 	}
+	if (require_mac)
+		ctl_verify_require_mac(&v);
 	rc = v.status ? v.status : (nbad ? 1 : 0);
 	if (json) {
 		out = json_pack(
@@ -386,16 +413,23 @@ int ctl_verify_tar(const char *path, const char *key_path,
 		       "; ledger %llu rows, head %s, MACs %s\n",
 		       rc ? "bad" : "ok", path, prefix, x.n - 1, v.rows, v.head,
 		       v.macs_checked ? "checked" : "not checked");
+	else if (!strcmp(v.verdict, "error"))
+		fprintf(stderr, "ledgerctl verify: %s: ledger.jsonl: %s\n",
+			path, v.reason);
 	else
 		printf("%s: ledger.jsonl: %s\n",
 		       v.status == 2 ? "wrong key" : "bad", v.reason);
+	if (v.status == 0 && v.checkpoints > 0)
+		fprintf(stderr,
+			"ledgerctl verify: %lld signed checkpoint(s) match the ledger (the latest at %llu rows)\n",
+			v.checkpoints, v.checkpoint_rows);
 	if (kr == 0)
 		fprintf(stderr, "ledgerctl verify: key %s (%s, %s)%s%s\n",
 			v.key_fp, key_path ? key_path : CTL_DEFAULT_KEY,
 			key_path ? "given" : "default",
 			v.sealed_fp[0] ? "; sealed with key " : "",
 			v.sealed_fp);
-	else
+	else if (!seal_path)
 		fputs("ledgerctl verify: MACs not checked (no key)\n", stderr);
 out:
 	explicit_bzero(key, sizeof(key));

@@ -101,12 +101,23 @@ int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
 		printf("bad: %s\n", why.msg);
 		return 1;
 	}
-	if (rep.head.rows && ctl_tree_case_id(fd, t) < 0) {
+	return ctl_tree_load_verified(cmd, fd, rep.head.rows, rep.good_bytes,
+				      t);
+}
+
+int ctl_tree_load_verified(const char *cmd, int fd, unsigned long long rows,
+			   long long good_bytes, struct ctl_tree *t)
+{
+	struct lf_why why = {{0}};
+	enum lf_err e;
+
+	memset(t, 0, sizeof(*t));
+	if (rows && ctl_tree_case_id(fd, t) < 0) {
 		fprintf(stderr, "ledgerctl %s: cannot read row 1's case_id\n",
 			cmd);
 		return 2;
 	}
-	e = merkle_scan_fd(fd, rep.good_bytes, NULL, NULL, 0, NULL, &t->leaves,
+	e = merkle_scan_fd(fd, good_bytes, NULL, NULL, 0, NULL, &t->leaves,
 			   &t->n, &why);
 	if (e != LF_OK) {
 		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);

@@ -33,6 +33,9 @@ int ctl_tree_open(const char *cmd, const char *path);
  * "bad: ..."), 2 unreadable (stderr).  cmd names the command in messages.
  */
 int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t);
+/* The same for a ledger whose first good_bytes (rows rows) verified. */
+int ctl_tree_load_verified(const char *cmd, int fd, unsigned long long rows,
+			   long long good_bytes, struct ctl_tree *t);
 void ctl_tree_free(struct ctl_tree *t);
 
 /* Read a whole small file (at most max bytes).  malloc'd, NUL-ended. */

@@ -166,6 +166,7 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 	memset(v, 0, sizeof(*v));
 	v->status = 2;
 	v->verdict = "error";
+	v->checkpoints = -1;
 	if (key)
 		chain_key_fingerprint(key, CHAIN_KEY_BYTES, v->key_fp);
 	if (head_arg && ctl_parse_head(head_arg, &cp) < 0) {
@@ -187,6 +188,7 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 	}
 	v->macs_checked = rep.macs_checked;
 	v->rows = rep.head.rows;
+	v->good_bytes = rep.good_bytes;
 	memcpy(v->head, rep.head.head, sizeof(v->head));
 	if (rc != LF_OK) {
 		v->status = 1;
@@ -236,6 +238,32 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 			return 1;
 		}
 	}
+	/*
+	 * The daemon's own check at load (ratchet_resume): the seal key file
+	 * is for the epoch of the ledger's next row, or one behind it when
+	 * the daemon stopped between a row that ended an epoch and its
+	 * ratchet.  Anything else is rows missing from the end, or another
+	 * ledger's seal key file.
+	 */
+	if (seal && seal->mode == RATCHET_KEYS_CURRENT &&
+	    seal->epoch != rep.walk.epoch &&
+	    !(rep.head.rows && seal->epoch + 1 == rep.walk.epoch &&
+	      rep.walk.rows_in_epoch == 0)) {
+		v->status = 1;
+		v->verdict = "bad";
+		snprintf(
+			v->reason, sizeof(v->reason),
+			"the seal key file is for epoch %llu but the ledger's next row is in epoch %llu (rows missing from its end, or another ledger's seal key file)",
+			seal->epoch, rep.walk.epoch);
+		return 1;
+	}
+	/*
+	 * A key that is not the one the ledger records is the wrong key even
+	 * where it reached no MAC (a closed epoch, an export).
+	 */
+	if (key && v->sealed_fp[0] && strcmp(v->sealed_fp, v->key_fp) &&
+	    ctl_verdict_wrong_key(fd, v, "key", v->sealed_fp, v->key_fp))
+		return v->status;
 	v->status = 0;
 	v->verdict = "ok";
 	return 0;
@@ -274,6 +302,9 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 				    v->seal_fp[0] ? json_string(v->seal_fp)
 						  : json_null());
 	}
+	json_object_set_new(o, "checkpoints",
+			    v->checkpoints >= 0 ? json_integer(v->checkpoints)
+						: json_null());
 	if (v->status != 0) {
 		json_object_set_new(o, "reason", json_string(v->reason));
 		if (v->bad_row)
@@ -282,6 +313,21 @@ json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 				json_integer((json_int_t)v->bad_row));
 	}
 	return o;
+}
+
+int ctl_verify_require_mac(struct ctl_verdict *v)
+{
+	if (v->status != 0 || v->macs_checked || v->mac_rows)
+		return v->status;
+	v->status = 2;
+	v->verdict = "error";
+	snprintf(
+		v->reason, sizeof(v->reason),
+		"no MAC checked (--require-mac): %s",
+		v->sealed
+			? "the key reaches no row of this ledger (closed epochs need --seal-key K0FILE)"
+			: "no key");
+	return 2;
 }
 
 /* The verdict as ledgerfs-ledger(5) LEDGERCTL VERIFY prints it. */
@@ -299,6 +345,10 @@ int ctl_verdict_print(const struct ctl_verdict *v, const char *label)
 		printf("bad: %s\n", v->reason);
 	else
 		fprintf(stderr, "ledgerctl verify: %s: %s\n", label, v->reason);
+	if (v->status == 0 && v->checkpoints > 0)
+		fprintf(stderr,
+			"ledgerctl verify: %lld signed checkpoint(s) match the ledger (the latest at %llu rows)\n",
+			v->checkpoints, v->checkpoint_rows);
 	if (v->status == 1 && (v->macs_checked || v->mac_rows) &&
 	    strstr(v->reason, "mac")) {
 		if (v->sealed_fp[0])
@@ -517,10 +567,16 @@ int ctl_verify_main(int argc, char **argv)
 	rc = ctl_verify_check_sealed(fd, have_key ? key : NULL, &seal, head_arg,
 				     &v);
 	explicit_bzero(&seal, sizeof(seal));
-	close(fd);
-	ctl_say_seal(&v, seal_where);
 	if (!key_path && have_key)
 		key_path = CTL_DEFAULT_KEY;
+	/* A backing case folder's signed checkpoints (WAVE2: --key). */
+	if (have_key && stat(ledger, &mst) == 0 && S_ISDIR(mst.st_mode))
+		rc = ctl_verify_own_checkpoints(ledger, NULL, 0, NULL, fd,
+						key_path, &v);
+	if (require_mac)
+		rc = ctl_verify_require_mac(&v);
+	close(fd);
+	ctl_say_seal(&v, seal_where);
 	if (json) {
 		json_t *o = ctl_verdict_json(
 			&v, ledger, have_key ? key_path : NULL, key_source);

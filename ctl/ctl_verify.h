@@ -42,6 +42,10 @@ struct ctl_verdict {
 	unsigned long long epochs;	    /* epochs the rows span */
 	char seal_fp[CHAIN_FP_LEN + 1];	    /* K0's, from row 1 */
 	char seal_key_fp[CHAIN_FP_LEN + 1]; /* --seal-key's */
+	long long good_bytes;		    /* the rows' bytes */
+	/* Signed checkpoints checked with the host's own key; -1: none. */
+	long long checkpoints;
+	unsigned long long checkpoint_rows; /* the latest one's size */
 };
 
 /*
@@ -112,6 +116,27 @@ int ctl_verdict_print(const struct ctl_verdict *v, const char *label);
  */
 int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
 		       const struct ratchet_keys *seal);
+
+/*
+ * `verify --key`: the signed checkpoints that travel with a ledger (a
+ * backing case folder's `checkpoint` and checkpoints/, when dir is not
+ * NULL, else text, an export's members one after another), checked
+ * against fd's tree with the verifier key of the signing key beside
+ * host_key_path (ctl/ctl_verify_pub.c).  Into v: the count, or status 1
+ * and the reason.  Without a signing key to read they are not checked
+ * (said on stderr; v->checkpoints stays -1).  Returns v->status.
+ */
+int ctl_verify_own_checkpoints(const char *dir, const char *text, size_t len,
+			       const char *label, int fd,
+			       const char *host_key_path,
+			       struct ctl_verdict *v);
+
+/*
+ * --require-mac: a verdict of ok that checked no MAC (no key reached a
+ * row: a sealed ledger's closed epochs without --seal-key) becomes
+ * status 2, said on stderr.  Returns v->status.
+ */
+int ctl_verify_require_mac(struct ctl_verdict *v);
 
 /* The verdict as the JSON object of `verify --json` (a new reference). */
 json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
