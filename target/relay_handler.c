@@ -79,6 +79,8 @@ static void invalid(struct relay_response *out, const char *detail)
 }
 
 /* The view's reason without its errno name ("EINVAL why" -> "why"). */
+static const char *const view_files[] = {"request: ", "result: ", "register: "};
+
 static void view_reason(struct relay *r, int err, char *buf, size_t size)
 {
 	char raw[600];
@@ -92,6 +94,13 @@ static void view_reason(struct relay *r, int err, char *buf, size_t size)
 		    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == (size_t)(sp - s))
 			s = sp + 1;
 	}
+	/* Then the file it was written to ("request: "): ASSERT's detail
+	 * is what follows (ledgerfs(8) Errors of the target folder). */
+	for (size_t i = 0; i < sizeof(view_files) / sizeof(view_files[0]); i++)
+		if (!strncmp(s, view_files[i], strlen(view_files[i]))) {
+			s += strlen(view_files[i]);
+			break;
+		}
 	if (!*s)
 		s = err > 0 ? strerror(err) : "argument too long";
 	snprintf(buf, size, "%s", s);
@@ -275,6 +284,7 @@ static void on_mediate(struct relay *r, const json_t *payload,
 {
 	const json_t *pre = json_object_get(payload, "pre_context"), *tc, *args;
 	const json_t *session;
+	json_t *pre_tool_call = json_string("pre_tool_call");
 	char *id = NULL, *tool = NULL, *claimed = NULL, *expected = NULL;
 
 	if (!json_is_object(pre))
@@ -302,6 +312,22 @@ static void on_mediate(struct relay *r, const json_t *payload,
 		invalid(out, MSG_CALL_CASE);
 		goto out;
 	}
+	/* ASSERT's ActionMediator.plan: nothing is decided or recorded. */
+	if (!json_equal(json_object_get(pre, "interception_point"),
+			pre_tool_call)) {
+		invalid(out, "ActionMediator expects a pre_tool_call context");
+		goto out;
+	}
+	/*
+	 * host_mediator.py strips the name only to see that there is one:
+	 * the policy decides on the name as sent (ActionMediator.plan).
+	 */
+	free(tool);
+	tool = NULL;
+	if (py_str(json_object_get(tc, "name"), &tool) < 0 || !tool) {
+		invalid(out, MSG_TOOL_CALL);
+		goto out;
+	}
 	if (args) {
 		send_call(r, id, tool, args, out);
 	} else {
@@ -311,6 +337,7 @@ static void on_mediate(struct relay *r, const json_t *payload,
 		json_decref(empty);
 	}
 out:
+	json_decref(pre_tool_call);
 	free(id);
 	free(tool);
 	free(claimed);

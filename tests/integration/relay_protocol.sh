@@ -8,12 +8,18 @@
 relay_require
 lf_setup
 lf_start
-lf_open_reg C
+lf_open_reg C "$LF_POLICY_DEFAULT" 'version: 1
+mocks:
+  - tool: send_credit
+    when:
+      amount: {gt: 100}
+    response: {status: rejected}
+'
 relay_start C
 
 rows() { lf_rows C; }
 call() { # ID TOOL [ARGS] [CASE]
-	printf '{"pre_context":{"session":{"case_id":"%s"},"tool_call":{"id":"%s","name":"%s","args":%s}}}' \
+	printf '{"pre_context":{"interception_point":"pre_tool_call","session":{"case_id":"%s"},"tool_call":{"id":"%s","name":"%s","args":%s}}}' \
 		"${4:-C}" "$1" "$2" "${3:-{\}}"
 }
 
@@ -77,15 +83,35 @@ before=$(rows)
 rule_eq other '400 {"error":"invalid_request","detail":"mediated call case_id does not match the ASSERT-owned sandbox case"}' \
 	"$(relay_post /mediate "$(call f1 lookup_a '{}' D)")"
 rule_eq missing '400 {"error":"invalid_request","detail":"mediated call case_id does not match the ASSERT-owned sandbox case"}' \
-	"$(relay_post /mediate '{"pre_context":{"tool_call":{"id":"f2","name":"lookup_a"}}}')"
+	"$(relay_post /mediate '{"pre_context":{"interception_point":"pre_tool_call","tool_call":{"id":"f2","name":"lookup_a"}}}')"
 rule_eq "no row" "$before" "$(rows)"
 rule_end
 
 rule_begin a_tool_call_without_id_name_or_object_args_is_400
 for tc in '{"name":"lookup_a"}' '{"id":"x","name":"  "}' '{"id":"x","name":"lookup_a","args":[1]}'; do
 	rule_eq "$tc" '400 {"error":"invalid_request","detail":"host mediator requires tool_call.id, tool_call.name, and object args"}' \
-		"$(relay_post /mediate "{\"pre_context\":{\"session\":{\"case_id\":\"C\"},\"tool_call\":$tc}}")"
+		"$(relay_post /mediate "{\"pre_context\":{\"interception_point\":\"pre_tool_call\",\"session\":{\"case_id\":\"C\"},\"tool_call\":$tc}}")"
 done
+rule_end
+
+rule_begin a_context_that_is_not_pre_tool_call_is_400_and_not_recorded
+before=$(rows)
+rule_eq post "400 {\"error\":\"invalid_request\",\"detail\":\"ActionMediator expects a pre_tool_call context\"}" \
+	"$(relay_post /mediate '{"pre_context":{"interception_point":"post_tool_call","session":{"case_id":"C"},"tool_call":{"id":"i1","name":"lookup_a"}}}')"
+rule_eq missing "400 {\"error\":\"invalid_request\",\"detail\":\"ActionMediator expects a pre_tool_call context\"}" \
+	"$(relay_post /mediate '{"pre_context":{"session":{"case_id":"C"},"tool_call":{"id":"i2","name":"lookup_a"}}}')"
+rule_eq "no row" "$before" "$(rows)"
+rule_end
+
+rule_begin a_tool_name_with_spaces_around_is_decided_as_sent
+r=$(relay_post /mediate "$(call s1 ' lookup_a ')")
+rule_eq status 200 "${r%% *}"
+rule_eq mode '"block"' "$(printf '%s' "${r#* }" | jq -c '.decision.mode')"
+rule_end
+
+rule_begin a_call_the_policy_cannot_match_is_400_with_asserts_detail_alone
+rule_eq answer "400 {\"error\":\"invalid_request\",\"detail\":\"operator 'gt' needs numeric operands, got 'x' and 100\"}" \
+	"$(relay_post /mediate "$(call g1 send_credit '{"amount":"x"}')")"
 rule_end
 
 rule_begin a_duplicate_call_id_is_400
