@@ -335,6 +335,34 @@ out:
 	return rc;
 }
 
+/*
+ * The sizes of --pad-ledger and --journal-size and how they go with
+ * --sync, judged with the other options: 0, or 2 said on stderr.
+ */
+static int settle_sync(struct options *o)
+{
+	bool journal = o->sync && !strcmp(o->sync, "journal");
+
+	if (o->pad_ledger > LFS_PAD_LEDGER_MAX) {
+		fprintf(stderr, "ledgerfs: --pad-ledger is at most 64MiB\n");
+		return 2;
+	}
+	if (!o->journal_size)
+		o->journal_size = JOURNAL_SIZE_DEFAULT;
+	if (o->journal_size < JOURNAL_SIZE_MIN ||
+	    o->journal_size > JOURNAL_SIZE_MAX) {
+		fprintf(stderr, "ledgerfs: --journal-size is 256KiB to 1GiB\n");
+		return 2;
+	}
+	/* Both exist to spare a flush its journal commit: one is enough. */
+	if (journal && o->pad_ledger) {
+		fprintf(stderr, "ledgerfs: --pad-ledger and --sync=journal "
+				"do not go together\n");
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct options o = {0};
@@ -373,6 +401,9 @@ int main(int argc, char *argv[])
 	rc = settle_user(&o, &user);
 	if (rc)
 		goto out;
+	rc = settle_sync(&o);
+	if (rc)
+		goto out;
 	rc = 2;
 	if (fuse_parse_cmdline(&cl.fuse, &fo) != 0)
 		goto out;
@@ -395,13 +426,16 @@ int main(int argc, char *argv[])
 	 * heap after the first large free).
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	/* Judge the backing folder before a key file is created anywhere. */
-	if (backing_check(o.backing, mnt, o.key, &why) != LF_OK) {
+	/*
+	 * The key by the backing folder's rules (ledgerfs(8), SAFETY
+	 * CHECKS), before the backing folder is made; then the backing
+	 * folder, before a key file is created anywhere.
+	 */
+	if (backing_check_key(o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
-	/* The key by the backing folder's rules (ledgerfs(8), SAFETY CHECKS). */
-	if (backing_check_key(o.key, &why) != LF_OK) {
+	if (backing_check(o.backing, mnt, o.key, &why) != LF_OK) {
 		fprintf(stderr, "ledgerfs: refusing to start: %s\n", why.msg);
 		goto out;
 	}
@@ -414,24 +448,7 @@ int main(int argc, char *argv[])
 		explicit_bzero(key, sizeof(key));
 		goto out;
 	}
-	if (o.pad_ledger > LFS_PAD_LEDGER_MAX) {
-		fprintf(stderr, "ledgerfs: --pad-ledger is at most 64MiB\n");
-		goto out;
-	}
 	journal = o.sync && !strcmp(o.sync, "journal");
-	if (!o.journal_size)
-		o.journal_size = JOURNAL_SIZE_DEFAULT;
-	if (o.journal_size < JOURNAL_SIZE_MIN ||
-	    o.journal_size > JOURNAL_SIZE_MAX) {
-		fprintf(stderr, "ledgerfs: --journal-size is 256KiB to 1GiB\n");
-		goto out;
-	}
-	/* Both exist to spare a flush its journal commit: one is enough. */
-	if (journal && o.pad_ledger) {
-		fprintf(stderr, "ledgerfs: --pad-ledger and --sync=journal "
-				"do not go together\n");
-		goto out;
-	}
 	ledger_set_padding((long long)o.pad_ledger);
 	hsock = lfs_start_helper(mnt, o.user, &helper);
 	if (hsock < 0) {

@@ -57,8 +57,14 @@ void tree_fixed_children(enum node_kind k, void (*fn)(void *, const char *),
 			fn(ctx, call_files[i]);
 		return;
 	}
+	/*
+	 * seal_key is opened by name, never listed: a copy of the case
+	 * folder (cp -r, tar, rsync, a backup) must not take K0, which is
+	 * handed out once (ledgerfs(8) THE VIEW).
+	 */
 	for (i = 0; i < N_KIND_COUNT; i++)
-		if (infos[i].name && infos[i].parent == k && i != N_ROOT)
+		if (infos[i].name && infos[i].parent == k && i != N_ROOT &&
+		    i != N_SEAL_KEY)
 			fn(ctx, infos[i].name);
 }
 

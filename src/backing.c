@@ -274,10 +274,11 @@ enum lf_err backing_check_key(const char *keyfile, struct lf_why *why)
 				why, LF_VERIFY,
 				"key file %s is owned by uid %u, not by root or this user",
 				keyfile, (unsigned)st.st_uid);
-		if (st.st_mode & (S_IWGRP | S_IWOTH))
+		/* As the key is loaded (chain_load_host_key), said sooner. */
+		if (st.st_mode & (S_IRWXG | S_IRWXO))
 			return lf_fail(
 				why, LF_VERIFY,
-				"key file %s has mode %04o: group or others may write it",
+				"key file %s has mode %04o: group or others may read or write it (want 0600)",
 				keyfile, (unsigned)(st.st_mode & 07777));
 	} else if (errno != ENOENT) {
 		return lf_fail(why, LF_IO, "key file %s: %s", keyfile,

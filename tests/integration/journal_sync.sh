@@ -194,11 +194,11 @@ rule_eq "U's rows" 5 "$(lf_rows U)"
 lf_verify U >/dev/null 2>&1 || rule_fail "U does not verify"
 rule_end
 
-rule_begin journal_and_pad_ledger_are_refused_together
+rule_begin journal_and_pad_ledger_are_refused_together_as_a_usage_error
 lf_stop
 out=$(timeout 20 "$LEDGERFS" -f --backing="$backing" --key="$key" \
 	--sync=journal --pad-ledger=64K "$mnt" 2>&1)
-rule_eq status 1 $?
+rule_eq status 2 $?
 rule_has message "$out" "--pad-ledger and --sync=journal do not go together"
 lf_mounted && rule_fail "mounted anyway"
 rule_end

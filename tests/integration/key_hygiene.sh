@@ -54,7 +54,7 @@ row key_owned_by_another_user_is_refused \
 	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key"; chown 1000 "$k/d/host.key"' \
 	"$k/d/host.key" refuse 'owned by uid 1000'
 row key_writable_by_group_is_refused \
-	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key" 0620' "$k/d/host.key" refuse 'group or others may write it'
+	'mkdir -m 0700 "$k/d"; mkkey "$k/d/host.key" 0620' "$k/d/host.key" refuse 'group or others may read or write it'
 row key_that_is_a_symbolic_link_is_refused \
 	'mkdir -m 0700 "$k/d"; mkkey "$k/d/real.key"; ln -s real.key "$k/d/host.key"' \
 	"$k/d/host.key" refuse 'not a regular file'

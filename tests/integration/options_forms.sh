@@ -119,6 +119,23 @@ refused() {
 refused unknown_option_is_refused_before_anything_is_created --max-cals=5
 refused unknown_dash_o_option_is_refused_before_anything_is_created -o max_cals=5
 refused option_without_value_is_refused -o max-calls
+refused journal_size_below_256k_is_refused_before_anything_is_created --sync=journal --journal-size=1K
+refused journal_size_over_1g_is_refused_before_anything_is_created --journal-size=2G
+refused pad_ledger_over_64m_is_refused_before_anything_is_created --pad-ledger=1G
+refused pad_ledger_with_sync_journal_is_refused_before_anything_is_created --sync=journal --pad-ledger=1M
+
+rule_begin a_key_others_may_read_is_refused_before_the_backing_folder_is_made
+rm -rf "$work/nb" "$work/nk"
+mkdir -m 0700 "$work/nk"
+head -c 32 /dev/urandom >"$work/nk/host.key"
+chmod 0644 "$work/nk/host.key"
+_out=$(timeout 10 "$LEDGERFS" -f --backing="$work/nb" --key="$work/nk/host.key" "$mnt" 2>&1)
+rule_eq exit 1 $?
+[ -e "$work/nb" ] && rule_fail "backing folder created"
+rule_has reason "$_out" "has mode 0644"
+lf_mounted && { rule_fail mounted; umount -l "$mnt"; }
+rule_end
+
 for f in eq space dasho; do
 	# shellcheck disable=SC2046
 	refused "bad_count_is_refused_in_form_$f" $(form $f max-calls 5x)

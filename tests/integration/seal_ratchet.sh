@@ -38,6 +38,11 @@ rule_end
 rule_begin seal_key_in_the_view_is_shown_once
 cat "$mnt/cases/S/seal_key" >/dev/null 2>&1 && rule_fail "shown again after open"
 mkdir "$mnt/cases/V"
+# A copy of the whole case folder does not take it: it is not listed.
+cp -r "$mnt/cases/V" "$work/Vcopy" 2>/dev/null
+[ -e "$work/Vcopy/seal_key" ] && rule_fail "cp -r copied seal_key"
+tar -cf "$work/V.tar" -C "$mnt/cases" V 2>/dev/null
+tar -tf "$work/V.tar" | grep -q seal_key && rule_fail "tar took seal_key"
 first=$(cat "$mnt/cases/V/seal_key" 2>/dev/null)
 rule_eq "first read" 65 "$(printf '%s\n' "$first" | wc -c | tr -d ' ')"
 cat "$mnt/cases/V/seal_key" >/dev/null 2>&1 && rule_fail "second read succeeded"

@@ -28,8 +28,8 @@ assert_eq ls_replies_shows_call_ids_in_attempt_order "zz aa mm" \
 assert_eq ls_target_shows_only_the_target_files \
 	"error register replies reply request result tools" \
 	"$(ls "$(lf_tdir C)" | tr '\n' ' ' | sed 's/ $//')"
-assert_eq ls_case_shows_the_host_files \
-	"calls checkpoint ctl ledger mocks policy seal_key status target token tools" \
+assert_eq ls_case_shows_the_host_files_but_not_seal_key \
+	"calls checkpoint ctl ledger mocks policy status target token tools" \
 	"$(ls "$(lf_cdir C)" | tr '\n' ' ' | sed 's/ $//')"
 rule_begin call_folder_with_a_wrong_sequence_is_not_found
 [ ! -e "$(lf_cdir C)/calls/000001-aa" ] || rule_fail "000001-aa exists"
