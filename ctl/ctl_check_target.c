@@ -394,6 +394,26 @@ static bool view_device(const struct ct_table *host, const char *mount,
 	return found;
 }
 
+/*
+ * A target in the host's PID namespace sees the host's processes, and
+ * reads the environment of any that run as its own user: an executor's
+ * credentials (ledgerfs-policy(5) HOST EXECUTORS).  1 when it does.
+ */
+static int check_pid_namespace(const char *pid)
+{
+	char path[64];
+	struct stat self, target;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/pid", pid);
+	if (stat("/proc/self/ns/pid", &self) < 0 || stat(path, &target) < 0)
+		return 0; /* no namespaces here: nothing to compare */
+	if (self.st_dev != target.st_dev || self.st_ino != target.st_ino)
+		return 0;
+	printf("%s: shares the host's PID namespace: it sees the host's processes and can read the environment of those of its user, an executor's credentials among them (give it one of its own: bwrap --unshare-pid)\n",
+	       pid);
+	return 1;
+}
+
 int ctl_check_target_main(int argc, char **argv)
 {
 	const char *pid = NULL, *mount = CTL_DEFAULT_MOUNT;
@@ -474,6 +494,7 @@ int ctl_check_target_main(int argc, char **argv)
 		       pid, hit->what, hit->path);
 		bad++;
 	}
+	bad += check_pid_namespace(pid);
 	if (bad) {
 		rc = 1;
 		goto out;

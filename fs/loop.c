@@ -144,7 +144,8 @@ static int lfs_loop_start(struct lfs_loop *lp)
 	return 0;
 }
 
-int lfs_loop_mt(struct fuse_session *se, int max_threads, int max_idle)
+int lfs_loop_mt(struct fuse_session *se, int max_threads, int max_idle,
+		void (*on_exit)(void *), void *arg)
 {
 	struct lfs_loop lp = {
 		.se = se, .max_threads = max_threads, .max_idle = max_idle};
@@ -160,6 +161,9 @@ int lfs_loop_mt(struct fuse_session *se, int max_threads, int max_idle)
 	if (rc == 0)
 		while (!fuse_session_exited(se))
 			sem_wait(&lp.finish);
+	/* Workers busy in a request end on their own: let them. */
+	if (on_exit)
+		on_exit(arg);
 	pthread_mutex_lock(&lp.lock);
 	for (w = lp.head.next; w != &lp.head; w = w->next)
 		pthread_cancel(w->tid);

@@ -83,6 +83,16 @@ int lfs_start_helper(const char *mnt, const char *user, pid_t *pid)
  * (a host's write, a target's view read of a case being written): the
  * view's own loop (loop.c) sends the target's calls to write.c.
  */
+/*
+ * A stop (SIGTERM, SIGINT, umount) does not wait for executors: calls
+ * waiting on one return and stay pending, and the helper kills them when
+ * the socket closes (ledgerfs(8) SIGNALS).
+ */
+static void serve_stop_executors(void *hx)
+{
+	hostexec_client_stop(hx);
+}
+
 int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 	      const char *mnt, struct lfs_ctx *ctx, int hsock, bool dropped)
 {
@@ -131,7 +141,8 @@ int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 				: LFS_THREADS,
 			opts->max_idle_threads <= 100000
 				? (int)opts->max_idle_threads
-				: LFS_IDLE_THREADS));
+				: LFS_IDLE_THREADS,
+			serve_stop_executors, hx));
 	}
 	sd_notify(0, "STOPPING=1");
 out_signals:

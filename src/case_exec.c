@@ -129,6 +129,11 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 	err = hostexec_run(atomic_load(&case_hx), &c->exec_running, spec, args,
 			   &r, &hwhy);
 	case_lock(c);
+	if (err == LF_CLOSED) {
+		/* The daemon stops: the call stays pending, as at a crash. */
+		err = lf_fail(why, LF_CLOSED, "%s", hwhy.msg);
+		goto out;
+	}
 	if (err != LF_OK)
 		exec_local_error(&r, "helper", hwhy.msg);
 	/* The entry may have moved (the calls array grows) or settled. */

@@ -61,6 +61,14 @@ enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
 			 const struct exec_spec *spec, const json_t *args,
 			 struct hostexec_result *res, struct lf_why *why);
 
+/*
+ * The daemon stops: every call waiting for an executor, or for a slot,
+ * returns LF_CLOSED at once and records nothing (the call stays
+ * pending, as after a crash); the executors still running are killed
+ * when the client is freed and the helper sees the socket's end.
+ */
+void hostexec_client_stop(struct hostexec *hx);
+
 /* Ask the helper to unmount the view (it alone may, after --user). */
 enum lf_err hostexec_unmount(struct hostexec *hx, struct lf_why *why);
 

@@ -31,7 +31,8 @@ struct hostexec {
 	pthread_mutex_t send_lock; /* one frame at a time on the socket */
 	uint64_t next_id;
 	unsigned running;
-	bool dead; /* the helper is gone */
+	bool dead;     /* the helper is gone */
+	bool stopping; /* the daemon stops: no call waits for a result */
 	struct waiter *waiting;
 };
 
@@ -164,9 +165,12 @@ static enum lf_err client_roundtrip(struct hostexec *hx,
 				    ? "the call's arguments are too large for "
 				      "the executor helper"
 				    : "cannot reach the executor helper");
-	while (e == LF_OK && !w.done && !hx->dead)
+	while (e == LF_OK && !w.done && !hx->dead &&
+	       !(hx->stopping && rq->op == HOSTEXEC_RUN))
 		pthread_cond_wait(&hx->cond, &hx->lock);
-	if (e == LF_OK && !w.done)
+	if (e == LF_OK && !w.done && !hx->dead)
+		e = lf_fail(why, LF_CLOSED, "the daemon is stopping");
+	else if (e == LF_OK && !w.done)
 		e = lf_fail(why, LF_IO, "the executor helper is gone");
 	for (pp = &hx->waiting; *pp; pp = &(*pp)->next) {
 		if (*pp == &w) {
@@ -200,9 +204,15 @@ enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	rq.stdin_len = strlen(rq.stdin_text);
 	pthread_mutex_lock(&hx->lock);
-	while (!hx->dead && (hx->running >= HOSTEXEC_MAX_TOTAL ||
-			     *case_running >= HOSTEXEC_MAX_PER_CASE))
+	while (!hx->dead && !hx->stopping &&
+	       (hx->running >= HOSTEXEC_MAX_TOTAL ||
+		*case_running >= HOSTEXEC_MAX_PER_CASE))
 		pthread_cond_wait(&hx->cond, &hx->lock);
+	if (hx->stopping) {
+		pthread_mutex_unlock(&hx->lock);
+		free(rq.stdin_text);
+		return lf_fail(why, LF_CLOSED, "the daemon is stopping");
+	}
 	hx->running++;
 	(*case_running)++;
 	pthread_mutex_unlock(&hx->lock);
@@ -214,6 +224,16 @@ enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
 	pthread_mutex_unlock(&hx->lock);
 	free(rq.stdin_text);
 	return e;
+}
+
+void hostexec_client_stop(struct hostexec *hx)
+{
+	if (!hx)
+		return;
+	pthread_mutex_lock(&hx->lock);
+	hx->stopping = true;
+	pthread_cond_broadcast(&hx->cond);
+	pthread_mutex_unlock(&hx->lock);
 }
 
 enum lf_err hostexec_unmount(struct hostexec *hx, struct lf_why *why)

@@ -41,7 +41,7 @@ start_target() {
 	rm -f "$ROOT/info"
 	timeout 60 bwrap --ro-bind /usr /usr --symlink usr/bin /bin \
 		--symlink usr/lib /lib --symlink usr/lib64 /lib64 \
-		--proc /proc --dev /dev --tmpfs /tmp --unshare-all \
+		--proc /proc --dev /dev --tmpfs /tmp ${UNSHARE:---unshare-all} \
 		--die-with-parent --bind "$M/cases/C/target" /mediator \
 		"$@" --info-fd 3 sleep 30 3>"$ROOT/info" &
 	BPID=$!
@@ -87,6 +87,11 @@ rc=$?
 grep -q "^ok: $TPID sees only /cases/C/target of the view" "$ROOT/out" ||
 	fail "clean target: $(cat "$ROOT/out")"
 stop_target
+
+# 1b. in the host's PID namespace: an executor's environment is readable
+UNSHARE="--unshare-ipc --unshare-net --unshare-uts" start_target
+expect_exposed "host PID namespace shared" \
+	"$TPID: shares the host's PID namespace"
 
 # 2. the backing folder's parent bound too
 start_target --ro-bind "$ROOT" /x

@@ -4,7 +4,8 @@
 # (ledgerfs(8) HOST EXECUTORS): 17 cases each call a tool whose executor
 # waits for a release file; 16 start, the 17th call waits for a slot
 # (ordering, not timing: it is checked after the 16 have started and
-# before any is released), and runs once the others end.
+# before any is released), and runs once the others end.  A SIGTERM
+# then stops the daemon without waiting for running executors.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start
@@ -26,23 +27,28 @@ while [ $i -le 17 ]; do
 	lf_open_reg "G$i" "$POLICY" ""
 	i=$((i + 1))
 done
-# A watchdog releases them all after 30 s, so a daemon that starts more
-# than 16 or never frees a slot fails the rules instead of hanging.
-(sleep 30; touch "$run/release") &
-lf_bg_pids="$lf_bg_pids $!"
-pids=
-i=1
-while [ $i -le 17 ]; do
-	(lf_call "G$i" "g$i" gate >"$work/reply.$i") &
-	pids="$pids $!"
-	i=$((i + 1))
-done
-lf_bg_pids="$lf_bg_pids $pids"
-n=0
-while [ "$(started)" -lt 16 ] && [ $n -lt 400 ]; do
-	n=$((n + 1))
-	sleep 0.05
-done
+# start_gates PREFIX: each case calls gate (ids PREFIX1..PREFIX17, replies
+# in $work/reply.N) in the background, until 16 have started.  A watchdog
+# releases them all after 30 s, so a daemon that starts more than 16 or
+# never frees a slot fails the rules instead of hanging.
+start_gates() {
+	(sleep 30; touch "$run/release") &
+	lf_bg_pids="$lf_bg_pids $!"
+	pids=
+	i=1
+	while [ $i -le 17 ]; do
+		(lf_call "G$i" "$1$i" gate >"$work/reply.$i" 2>&1) &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	lf_bg_pids="$lf_bg_pids $pids"
+	n=0
+	while [ "$(started)" -lt 16 ] && [ $n -lt 400 ]; do
+		n=$((n + 1))
+		sleep 0.05
+	done
+}
+start_gates g
 # The 17th would have started by now if a slot were free for it.
 sleep 1
 rule_begin at_most_16_executors_run_at_once_in_all
@@ -61,6 +67,35 @@ while [ $i -le 17 ]; do
 	i=$((i + 1))
 done
 rule_end
+lf_bg_pids=
+
+# SIGTERM while 16 executors run and a 17th call waits for a slot: the
+# daemon stops without waiting for them (before the watchdog's release),
+# kills them, and their calls stay pending, as after a crash.
+rm -f "$run/release" "$run"/started.*
+start_gates h
+kill -TERM "$lf_daemon"
+n=0
+while kill -0 "$lf_daemon" 2>/dev/null && [ ! -e "$run/release" ]; do
+	n=$((n + 1))
+	sleep 0.05
+done
+rule_begin sigterm_stops_the_daemon_without_waiting_for_running_executors
+[ -e "$run/release" ] && rule_fail "the daemon waited for the executors"
+wait "$lf_daemon" 2>/dev/null
+lf_daemon=
+n=0
+while pgrep -f "$tools/gate" >/dev/null && [ $n -lt 100 ]; do
+	n=$((n + 1))
+	sleep 0.05
+done
+pgrep -f "$tools/gate" >/dev/null && rule_fail "an executor outlived the daemon"
+rule_eq "completion rows of the stopped calls" 0 \
+	"$(grep -h '"call_id":"h[0-9]*"' "$backing"/cases/G*/ledger.jsonl | grep -c '"phase":"completion"')"
+rule_end
+for p in $pids; do
+	wait "$p"
+done
 lf_bg_pids=
 
 lf_finish
