@@ -191,11 +191,11 @@ static enum lf_err load_rule(const json_t *obj, const char *at, bool is_def,
 	else if (policy_parse_mode(mode, &r->mode))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "%s.mode: unknown mode '%.60s'", at, mode);
-	/* ASSERT: str(rule.get("note", "")), so a null note reads "None". */
+	/*
+	 * ASSERT: str(rule.get("note", "")), so a null note reads "None"
+	 * and a list or mapping its repr().
+	 */
 	v = json_object_get(obj, "note");
-	if (json_is_object(v) || json_is_array(v))
-		return lf_fail(why, LF_EINVAL_DOC, "%s.note: must be a scalar",
-			       at);
 	r->note = v ? pyval_str(v) : strdup("");
 	if (!r->note)
 		return lf_fail(why, LF_NOMEM, "out of memory");

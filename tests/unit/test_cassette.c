@@ -214,6 +214,25 @@ Test(cassette, missing_or_malformed_cassettes_are_refused, .init = scratch,
 		  why.msg);
 }
 
+Test(cassette, a_cassette_folder_that_is_not_there_holds_no_recording,
+     .init = scratch, .fini = cleanup)
+{
+	struct lf_why why = {{0}};
+	json_t *out;
+
+	/* As ASSERT: nothing reads it until a rule needs a recording. */
+	out = inline_text("cassette_dir: nocass\nmocks:\n"
+			  "  - {tool: a, response: {ok: true}}\n",
+			  &why);
+	cr_assert_not_null(out, "%s", why.msg);
+	json_decref(out);
+	cr_assert_null(mocks_of("cassette_dir: nocass\nmocks:\n"
+				"  - {tool: a, cassette_file: x}\n",
+				&why));
+	cr_assert_str_eq(why.msg, "mocks[0]: replay cassette file not found "
+				  "for 'a': 'x'");
+}
+
 /* ledgerctl validate, its output captured. */
 static int validate(const char *policy, const char *mocks)
 {

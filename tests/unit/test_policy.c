@@ -360,10 +360,22 @@ Test(policy, rule_shape_is_checked_at_load)
 		"interactions[0].overrides: must be a list");
 	refused("interactions:\n  - {match: a, mode: mock, overrides: [{path: b}]}\n",
 		"interactions[0].overrides[0]: needs a path and a value");
-	refused("interactions:\n  - {match: a, mode: pass, note: [1]}\n",
-		"interactions[0].note: must be a scalar");
 	refused("interactions:\n  - {match: a, mode: 1}\n",
 		"interactions[0].mode: must be a string");
+}
+
+Test(policy, a_note_that_is_a_list_or_mapping_reads_as_its_python_repr)
+{
+	struct policy *p = load_text(
+		"interactions:\n  - {match: a, mode: pass, note: [1, x]}\n"
+		"  - {match: b, mode: pass, note: {k: true}}\n");
+	struct policy_decision d;
+
+	policy_decide(p, "a", &d);
+	cr_assert_str_eq(d.note, "[1, 'x']");
+	policy_decide(p, "b", &d);
+	cr_assert_str_eq(d.note, "{'k': True}");
+	policy_free(p);
 }
 
 Test(policy, legacy_and_provenance_keys_are_accepted)
