@@ -307,22 +307,36 @@ void cassette_where(const char *file, const char *reason, char *out, size_t n)
 	FILE *f;
 
 	snprintf(out, n, "%s", file);
-	if (!strncmp(reason, "line ", 5) || len >= sizeof(path) || !len)
+	if (!strncmp(reason, "line ", 5))
 		return;
-	snprintf(path, sizeof(path), "%.*s", (int)len, reason);
-	/* "X: unknown key 'K'" names K inside X. */
-	q = strstr(reason, "unknown key '");
-	if (q && sscanf(q, "unknown key '%127[^']'", key) == 1 &&
-	    strlen(path) + strlen(key) + 2 < sizeof(path)) {
-		strcat(path, ".");
-		strcat(path, key);
+	/* "unknown top-level key 'K'" and "`K:` must be ..." name K. */
+	if (sscanf(reason, "unknown top-level key '%127[^']'", key) == 1 ||
+	    sscanf(reason, "`%127[^:`]:`", key) == 1) {
+		snprintf(path, sizeof(path), "%s", key);
+	} else {
+		if (len >= sizeof(path) || !len)
+			return;
+		snprintf(path, sizeof(path), "%.*s", (int)len, reason);
+		/* "X: unknown key 'K'" names K inside X. */
+		q = strstr(reason, "unknown key '");
+		if (q && sscanf(q, "unknown key '%127[^']'", key) == 1 &&
+		    strlen(path) + strlen(key) + 2 < sizeof(path)) {
+			strcat(path, ".");
+			strcat(path, key);
+		}
 	}
 	f = fopen(file, "re");
 	if (f) {
 		text = malloc(DOC_MAX_BYTES + 1);
 		if (text) {
 			len = fread(text, 1, DOC_MAX_BYTES, f);
-			line = doc_locate(text, len, path);
+			/*
+			 * A key that is missing ("X.match: required") is
+			 * placed at the nearest enclosing one that is there.
+			 */
+			while (!(line = doc_locate(text, len, path)) &&
+			       (q = strrchr(path, '.')))
+				path[q - path] = '\0';
 		}
 		fclose(f);
 	}

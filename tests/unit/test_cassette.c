@@ -293,6 +293,43 @@ Test(validate, an_unknown_key_is_named_at_its_own_line,
 	cr_assert_stderr_eq_str(want);
 }
 
+Test(validate, every_refusal_names_a_line, .init = cr_redirect_stderr,
+     .fini = cleanup)
+{
+	static const struct {
+		const char *policy, *mocks, *want; /* want: after "FILE:" */
+	} t[] = {
+		{"interactions: []\n", "version: 1\nmocks: {a: 1}\n",
+		 "2: `mocks:` must be a list"},
+		{"interactions: []\n", "version: 1\ncase: x\nmocks: []\n",
+		 "2: unknown top-level key 'case'"},
+		{"interactions:\n  - match: a\n    mode: pass\n"
+		 "  - mode: pass\n    note: x\n",
+		 NULL, "4: interactions[1].match: required, a non-empty string"},
+	};
+	char ppath[128], mpath[128], want[600];
+	size_t i;
+	FILE *f;
+
+	scratch();
+	snprintf(ppath, sizeof(ppath), "%s/p.yaml", tmp);
+	snprintf(mpath, sizeof(mpath), "%s/m.yaml", tmp);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		f = fopen(ppath, "w");
+		fputs(t[i].policy, f);
+		fclose(f);
+		if (t[i].mocks) {
+			f = fopen(mpath, "w");
+			fputs(t[i].mocks, f);
+			fclose(f);
+		}
+		cr_assert_eq(validate(ppath, t[i].mocks ? mpath : NULL), 1);
+	}
+	snprintf(want, sizeof(want), "%s:%s\n%s:%s\n%s:%s\n", mpath, t[0].want,
+		 mpath, t[1].want, ppath, t[2].want);
+	cr_assert_stderr_eq_str(want);
+}
+
 Test(validate, usage_and_unreadable_files_exit_2, .init = cr_redirect_stderr)
 {
 	char *argv[] = {"validate", NULL};
