@@ -265,7 +265,8 @@ static int checkpoint_size(const char *s, size_t n, uint64_t *out)
 static int checkpoint_sigline(const char *s, size_t n, const char *body,
 			      size_t body_len, const struct note_key *k)
 {
-	unsigned char sig[4 + SIGN_SIG_BYTES + 1];
+	/* Other keys may sign with other schemes (a witness's cosignature). */
+	unsigned char sig[CHECKPOINT_MAX];
 	const char *sp = memchr(s, ' ', n);
 	long got;
 

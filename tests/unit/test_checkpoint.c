@@ -107,6 +107,30 @@ Test(checkpoint, another_key_is_refused)
 	free(s);
 }
 
+Test(checkpoint, other_keys_signature_lines_of_any_length_are_ignored)
+{
+	struct note_key k;
+	struct checkpoint cp, got;
+	unsigned char seed[32], cosig[4 + 8 + 64];
+	char b64[200], text[CHECKPOINT_MAX];
+	struct lf_why why;
+	char *s = test_checkpoint(&k, seed, &cp);
+
+	/* A witness's cosignature/v1 line: 76 bytes, not 68. */
+	memset(cosig, 0x5a, sizeof(cosig));
+	checkpoint_b64(cosig, sizeof(cosig), b64);
+	snprintf(text, sizeof(text), "%s\xe2\x80\x94 witness.example/w1 %s\n",
+		 s, b64);
+	cr_assert_eq(checkpoint_open(text, strlen(text), &k, &got, &why),
+		     LF_OK, "%s", why.msg);
+	/* One that is not base64 at all still makes the note malformed. */
+	snprintf(text, sizeof(text), "%s\xe2\x80\x94 witness.example/w1 !!\n",
+		 s);
+	cr_assert_eq(checkpoint_open(text, strlen(text), &k, &got, &why),
+		     LF_VERIFY);
+	free(s);
+}
+
 Test(checkpoint, vkey_round_trips_and_carries_the_signed_note_key_id)
 {
 	struct note_key k, back;
