@@ -84,6 +84,34 @@ off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
 	return size;
 }
 
+/*
+ * The copy a target's open of its tools, reply or replies/ID makes the
+ * daemon hold is bounded as its partial lines are, by bounds of the same
+ * size kept apart (ledgerfs(8) LIMITS): a target that opens its files by
+ * the thousand cannot make the daemon hold their copies, nor keep other
+ * cases from reading theirs.  target/error, one short line, always
+ * opens.  0, or -ENOBUFS.
+ */
+static int fh_charge_snapshot(struct lfs_fh *fh)
+{
+	struct lfs_ctx *ctx = lfs_context();
+	enum node_kind parent = tree_info(fh->n.kind)->parent;
+	size_t add = fh->snap_len;
+
+	if ((parent != N_TARGET && parent != N_REPLIES) ||
+	    fh->n.kind == N_ERROR || !add)
+		return 0;
+	if (!case_charge_snapshot(fh->n.c, add, FH_CASE_PENDING(ctx)))
+		return -ENOBUFS;
+	if (atomic_fetch_add(&ctx->snap_bytes, add) + add > ctx->max_pending) {
+		atomic_fetch_sub(&ctx->snap_bytes, add);
+		case_uncharge_snapshot(fh->n.c, add);
+		return -ENOBUFS;
+	}
+	fh->snap_charged = true;
+	return 0;
+}
+
 int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 {
 	struct lfs_fh *fh;
@@ -118,6 +146,12 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 			return -ENOENT;
 		}
 		fh->snap_len = strlen(fh->snap);
+		rc = fh_charge_snapshot(fh);
+		if (rc) {
+			free(fh->snap);
+			free(fh);
+			return rc;
+		}
 	}
 	fh->keep_replies = n.kind == N_REQUEST && acc == O_RDWR;
 	fh->charged = tree_info(n.kind)->line_input && n.kind != N_CTL;
@@ -294,12 +328,16 @@ static void fh_free(struct lfs_fh *fh)
 	pthread_mutex_destroy(&fh->rep_lock);
 	if (fh->n.kind == N_SEAL_KEY && fh->snap)
 		explicit_bzero(fh->snap, fh->snap_len);
+	if (fh->snap_charged) {
+		atomic_fetch_sub(&lfs_context()->snap_bytes, fh->snap_len);
+		case_uncharge_snapshot(fh->n.c, fh->snap_len);
+	}
 	free(fh->snap);
 	if (tree_info(fh->n.kind)->line_input)
 		fh_line_free(fh);
 	else
 		free(fh->buf);
-	free(fh->rep);
+	fh_replies_free(fh);
 	free(fh);
 }
 

@@ -13,7 +13,11 @@
 
 #include "fh.h"
 
-#define FH_REPLY_KEEP (4u * 1024 * 1024) /* unread replies kept per open */
+/*
+ * Unread replies kept per open; all of them together are kept within
+ * --max-pending, past which each descriptor keeps only its newest.
+ */
+#define FH_REPLY_KEEP (4u * 1024 * 1024)
 #define FH_LINE_KEEP  (64u * 1024) /* a line buffer kept for the next line */
 /* One case's share of --max-pending: a quarter, but one whole line. */
 #define FH_CASE_PENDING(ctx)                                                   \
@@ -49,6 +53,7 @@ struct lfs_fh {
 	/* A deferred write's flush failed (write.c): flush answers EIO. */
 	atomic_int late_err;
 	bool keep_replies;
+	bool snap_charged; /* snap_len is charged to --max-pending */
 	/*
 	 * The reply cursor of `request`, under its own lock, which is taken
 	 * with no other held: a deferred write's replies are added by the
@@ -76,6 +81,8 @@ int fh_line(struct lfs_fh *fh, const char *line, size_t len);
 
 /* Add a reply line to the cursor of `request` (takes rep_lock). */
 void fh_keep_reply(struct lfs_fh *fh, const char *reply);
+/* Free the replies fh holds, giving their bytes back to the bound. */
+void fh_replies_free(struct lfs_fh *fh);
 
 /*
  * The reply of a call whose write is deferred (write.c): kept once its

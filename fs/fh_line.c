@@ -68,11 +68,16 @@ void fh_line_free(struct lfs_fh *fh)
 	fh->len = fh->cap = 0;
 }
 
+/* Unread replies held by every read-write request descriptor. */
+static atomic_size_t fh_replies_held;
+
 void fh_keep_reply(struct lfs_fh *fh, const char *reply)
 {
-	size_t cap;
+	size_t cap, before, others, add = strlen(reply);
 
 	pthread_mutex_lock(&fh->rep_lock);
+	before = fh->rep_len;
+	others = atomic_load(&fh_replies_held) - before;
 	/* Drop what was read, then the oldest unread, to stay bounded. */
 	if (fh->rep_pos) {
 		memmove(fh->rep, fh->rep + fh->rep_pos,
@@ -80,7 +85,13 @@ void fh_keep_reply(struct lfs_fh *fh, const char *reply)
 		fh->rep_len -= fh->rep_pos;
 		fh->rep_pos = 0;
 	}
-	while (fh->rep_len && fh->rep_len + strlen(reply) > FH_REPLY_KEEP) {
+	/*
+	 * Within this descriptor's bound, and within the daemon's for all
+	 * of them: past it a descriptor keeps only its newest reply.
+	 */
+	while (fh->rep_len &&
+	       (fh->rep_len + add > FH_REPLY_KEEP ||
+		others + fh->rep_len + add > lfs_context()->max_pending)) {
 		char *nl = memchr(fh->rep, '\n', fh->rep_len);
 		size_t cut = nl ? (size_t)(nl - fh->rep) + 1 : fh->rep_len;
 
@@ -88,8 +99,25 @@ void fh_keep_reply(struct lfs_fh *fh, const char *reply)
 		fh->rep_len -= cut;
 	}
 	cap = fh->rep_len + 1;
-	fh_append(&fh->rep, &fh->rep_len, &cap, reply, strlen(reply));
+	fh_append(&fh->rep, &fh->rep_len, &cap, reply, add);
+	/* Shrink to what is held, so that dropped replies free memory. */
+	if (fh->rep && fh->rep_len + 1 < cap / 2) {
+		char *t = realloc(fh->rep, fh->rep_len + 1);
+
+		if (t)
+			fh->rep = t;
+	}
+	atomic_fetch_add(&fh_replies_held, fh->rep_len);
+	atomic_fetch_sub(&fh_replies_held, before);
 	pthread_mutex_unlock(&fh->rep_lock);
+}
+
+void fh_replies_free(struct lfs_fh *fh)
+{
+	atomic_fetch_sub(&fh_replies_held, fh->rep_len);
+	free(fh->rep);
+	fh->rep = NULL;
+	fh->rep_len = fh->rep_pos = 0;
 }
 
 /* One complete line to the core.  0 or -errno. */

@@ -242,6 +242,38 @@ static void report_commits(struct registry *reg)
 			lfs_write_count());
 }
 
+#define UNSET UINT64_MAX
+
+/*
+ * The bounds that take no 0 (ledgerfs(8) OPTIONS): a given 0 is refused,
+ * one not given becomes 0, the daemon's "use the default".  0, or 2.
+ */
+static int settle_zeros(struct options *o)
+{
+	struct {
+		const char *name;
+		uint64_t *v;
+	} const t[] = {
+		{"max-line", &o->max_line},
+		{"max-calls", &o->max_calls},
+		{"max-refused", &o->max_refused},
+		{"max-pending", &o->max_pending},
+		{"max-ledger", &o->max_ledger},
+		{"journal-size", &o->journal_size},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (*t[i].v == 0) {
+			fprintf(stderr, "ledgerfs: --%s must be above 0\n",
+				t[i].name);
+			return 2;
+		}
+		if (*t[i].v == UNSET)
+			*t[i].v = 0;
+	}
+	return 0;
+}
+
 /*
  * --max-pending and --max-ledger (ledgerfs(8) LIMITS), each with a floor
  * that keeps the daemon usable.  0, or 2 after saying why.
@@ -379,7 +411,13 @@ int main(int argc, char *argv[])
 	int rc, hsock = -1;
 	bool mounted = false, journal;
 
+	/* Not given: UNSET, so that a given 0 can be told apart and refused. */
+	o.max_line = o.max_calls = o.max_refused = o.max_pending =
+		o.max_ledger = o.journal_size = UNSET;
 	rc = lfs_opts_parse(option_table, &o, argc, argv, &cl);
+	if (rc)
+		goto out;
+	rc = settle_zeros(&o);
 	if (rc)
 		goto out;
 	if (cl.help || cl.version) {

@@ -17,7 +17,8 @@ struct lfs_ctx {
 	time_t started;
 	size_t max_pending; /* bytes of partial target lines, daemon-wide */
 	_Atomic size_t pending_bytes; /* held now (fh_line.c) */
-	unsigned proto_minor;	      /* the kernel's, from INIT */
+	_Atomic size_t snap_bytes; /* target files' copies held open (fh.c) */
+	unsigned proto_minor;	   /* the kernel's, from INIT */
 };
 
 /* The daemon's context, set at INIT (before any other request). */

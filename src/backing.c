@@ -143,17 +143,34 @@ out:
 	return e;
 }
 
+static enum lf_err backing_check_made(const char *dir, const char *mountpoint,
+				      const char *keyfile, struct lf_why *why);
+
 enum lf_err backing_check(const char *dir, const char *mountpoint,
 			  const char *keyfile, struct lf_why *why)
+{
+	bool made;
+	enum lf_err e;
+
+	made = mkdir(dir, 0700) == 0;
+	if (!made && errno != EEXIST)
+		return lf_fail(why, LF_IO, "backing folder %s: %s", dir,
+			       strerror(errno));
+	e = backing_check_made(dir, mountpoint, keyfile, why);
+	/* Refused: a folder made for the check is taken away again. */
+	if (e != LF_OK && made)
+		rmdir(dir);
+	return e;
+}
+
+static enum lf_err backing_check_made(const char *dir, const char *mountpoint,
+				      const char *keyfile, struct lf_why *why)
 {
 	char real[PATH_MAX];
 	struct stat st, mst;
 	bool inside;
 	enum lf_err e;
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return lf_fail(why, LF_IO, "backing folder %s: %s", dir,
-			       strerror(errno));
 	if (lstat(dir, &st) < 0)
 		return lf_fail(why, LF_IO, "backing folder %s: %s", dir,
 			       strerror(errno));

@@ -480,7 +480,8 @@ static enum lf_err case_set_doc(struct lf_case *c, enum doc_kind kind,
 				const char *text, size_t len,
 				struct lf_why *why)
 {
-	struct shared_doc *d = NULL, **slot;
+	struct shared_doc *d = NULL, *old, **slot;
+	enum case_state old_state;
 	char **errfield;
 	enum lf_err e;
 
@@ -506,14 +507,20 @@ static enum lf_err case_set_doc(struct lf_case *c, enum doc_kind kind,
 	d = docshare_get(kind, text, len, &e, why);
 	if (!d)
 		goto record;
-	docshare_put(*slot);
+	old = *slot;
+	old_state = c->state;
 	*slot = d;
 	if (kind == DOC_POLICY)
 		c->state = CASE_READY;
 	if (case_write_meta(c) < 0) {
+		/* Not durable, not taken: the previous document stays. */
 		e = lf_fail(why, LF_IO, "write case.json: %s", strerror(errno));
-		goto out;
+		*slot = old;
+		c->state = old_state;
+		docshare_put(d);
+		goto record;
 	}
+	docshare_put(old);
 	case_set_str(errfield, NULL);
 	goto out;
 record:

@@ -165,6 +165,9 @@ enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
  */
 bool case_charge_pending(struct lf_case *c, size_t add, size_t limit);
 void case_uncharge_pending(struct lf_case *c, size_t n);
+/* The same for the copies of its target files held open (view). */
+bool case_charge_snapshot(struct lf_case *c, size_t add, size_t limit);
+void case_uncharge_snapshot(struct lf_case *c, size_t n);
 
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);

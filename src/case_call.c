@@ -47,7 +47,8 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 		goto out;
 	e = request_parse_register(line, len, c->lim.max_line, &reg, why);
 	if (e != LF_OK) {
-		case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		e = case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len,
+				    NULL);
 		goto out;
 	}
 	/* Both are compared always, so timing does not tell which was wrong. */
@@ -56,7 +57,8 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 	if (!id_ok || !token_ok) {
 		e = lf_fail(why, LF_BAD_TOKEN, "registration refused: %s",
 			    !id_ok ? "wrong case id" : "wrong token");
-		case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		e = case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len,
+				    NULL);
 		goto out;
 	}
 	if (c->state == CASE_REGISTERED)
@@ -66,7 +68,8 @@ enum lf_err case_register(struct lf_case *c, const char *line, size_t len,
 			why, LF_NOT_READY,
 			"registration refused: case %s has no valid policy yet",
 			c->name);
-		case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len, NULL);
+		e = case_refuse_why(c, CASE_IN_REGISTER, e, why, line, len,
+				    NULL);
 		goto out;
 	}
 	digest_of(c->pdoc ? c->pdoc->text : NULL, pd);
@@ -259,7 +262,8 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 		goto unlock;
 	e = request_parse_call(line, len, c->lim.max_line, &rc, why);
 	if (e != LF_OK) {
-		case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len, NULL);
+		e = case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
+				    NULL);
 		goto unlock;
 	}
 	if (case_duplicate(c, &rc, line, len, why)) {
@@ -292,8 +296,8 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 			reply, &record, why);
 	/* ASSERT's HTTP 400: refused, recorded, the id not used up. */
 	if (e == LF_EINVAL_JSON)
-		case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
-				rc.call_id);
+		e = case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
+				    rc.call_id);
 	if (e != LF_OK)
 		goto out;
 	if (!*reply) {
@@ -433,13 +437,13 @@ enum lf_err case_result(struct lf_case *c, const char *line, size_t len,
 		goto unlock;
 	e = request_parse_result(line, len, c->lim.max_line, &rr, why);
 	if (e != LF_OK) {
-		case_refuse_why(c, CASE_IN_RESULT, e, why, line, len, NULL);
+		e = case_refuse_why(c, CASE_IN_RESULT, e, why, line, len, NULL);
 		goto unlock;
 	}
 	e = case_result_locked(c, &rr, line, len, why);
 	if (e != LF_OK && e != LF_IO)
-		case_refuse_why(c, CASE_IN_RESULT, e, why, line, len,
-				rr.call_id);
+		e = case_refuse_why(c, CASE_IN_RESULT, e, why, line, len,
+				    rr.call_id);
 	request_result_clear(&rr);
 unlock:
 	if (e != LF_OK)

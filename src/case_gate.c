@@ -71,7 +71,8 @@ const char *case_why_msg(const struct lf_why *why)
 static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 				      enum lf_err code, const char *reason,
 				      const char *input, size_t len,
-				      const char *call_id)
+				      const char *call_id,
+				      struct lf_why *why_out)
 {
 	char digest[CHAIN_HEX_LEN + 1];
 	json_t *row;
@@ -99,9 +100,19 @@ static enum lf_err case_refuse_locked(struct lf_case *c, enum case_input in,
 		json_decref(row);
 		return code;
 	}
-	/* A failed append fails the case, as any other would. */
-	if (case_append(c, row, NULL, NULL, &ignored) == LF_OK)
-		c->refused_rows++;
+	/*
+	 * A failed append fails the case, as any other would, and the
+	 * writer learns that (EIO, ledgerfs(8) errno table), not the
+	 * refusal the row was to record.
+	 */
+	if (case_append(c, row, NULL, NULL, &ignored) != LF_OK) {
+		json_decref(row);
+		case_note_error(c, in, LF_IO, ignored.msg);
+		if (why_out)
+			*why_out = ignored;
+		return LF_IO;
+	}
+	c->refused_rows++;
 	json_decref(row);
 	return code;
 }
@@ -132,7 +143,8 @@ enum lf_err case_refuse(struct lf_case *c, enum case_input in, enum lf_err code,
 	if (case_is_over(c))
 		code = case_refuse_closed(c, in, NULL);
 	else
-		case_refuse_locked(c, in, code, reason, input, input_len, NULL);
+		code = case_refuse_locked(c, in, code, reason, input, input_len,
+					  NULL, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return code;
 }
@@ -154,7 +166,11 @@ enum lf_err case_refuse_why(struct lf_case *c, enum case_input in,
 			    enum lf_err code, struct lf_why *why,
 			    const char *line, size_t len, const char *id)
 {
-	return case_refuse_locked(c, in, code, why->msg, line, len, id);
+	char reason[sizeof(why->msg)];
+
+	/* why may be rewritten (a failed append): the reason is copied. */
+	snprintf(reason, sizeof(reason), "%s", why->msg);
+	return case_refuse_locked(c, in, code, reason, line, len, id, why);
 }
 
 /* A closed case refuses everything the target writes (EPIPE), rowless. */

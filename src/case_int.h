@@ -59,6 +59,7 @@ struct lf_case {
 	unsigned long refused, refused_rows, over_limit;
 	bool ledger_full; /* a call did not fit under max_ledger: block all */
 	_Atomic size_t pending_bytes; /* partial target lines held (view) */
+	_Atomic size_t snap_bytes;    /* its target files' copies held open */
 	unsigned exec_running; /* executors running (hostexec.c's lock) */
 	char *latest_reply;
 	enum lf_err error_code;

@@ -318,7 +318,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		.cb = case_replay_row, .ctx = &lc, .members = replay_members};
 	unsigned long saved[2] = {0, 0};
 	char path[160], *failed = NULL, *marked = NULL;
-	bool meta_ok = false;
+	bool meta_ok = false, was_failed;
 	enum lf_err e = LF_OK;
 	char *ckpt_bad = NULL;
 
@@ -369,6 +369,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		c->refused = saved[0];
 	if (saved[1] > c->over_limit)
 		c->over_limit = saved[1];
+	was_failed = c->state == CASE_FAILED || marked || failed;
 	if (c->state != CASE_CLOSED && (marked || failed)) {
 		/* A case its ledger failed stays failed (ledgerfs(8), FAILURE). */
 		case_load_fail(c, "%s", marked ? marked : failed);
@@ -386,6 +387,9 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		c->load_failed = true;
 	}
 	free(ckpt_bad);
+	/* Failed by this load: said on standard error (ledgerfs(8) FAILURE). */
+	if (c->state == CASE_FAILED && !was_failed)
+		e = lf_fail(why, LF_VERIFY, "%s", CASE_STR(c->close_reason));
 	goto done;
 load_failed:
 	/*

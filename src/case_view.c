@@ -244,15 +244,30 @@ size_t case_memory(struct lf_case *c)
 	return n;
 }
 
+static bool case_charge(_Atomic size_t *held, size_t add, size_t limit)
+{
+	if (atomic_fetch_add(held, add) + add <= limit)
+		return true;
+	atomic_fetch_sub(held, add);
+	return false;
+}
+
 bool case_charge_pending(struct lf_case *c, size_t add, size_t limit)
 {
-	if (atomic_fetch_add(&c->pending_bytes, add) + add <= limit)
-		return true;
-	atomic_fetch_sub(&c->pending_bytes, add);
-	return false;
+	return case_charge(&c->pending_bytes, add, limit);
 }
 
 void case_uncharge_pending(struct lf_case *c, size_t n)
 {
 	atomic_fetch_sub(&c->pending_bytes, n);
+}
+
+bool case_charge_snapshot(struct lf_case *c, size_t add, size_t limit)
+{
+	return case_charge(&c->snap_bytes, add, limit);
+}
+
+void case_uncharge_snapshot(struct lf_case *c, size_t n)
+{
+	atomic_fetch_sub(&c->snap_bytes, n);
 }

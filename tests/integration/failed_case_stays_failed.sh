@@ -24,6 +24,8 @@ lf_call FULL c1 lookup_a >/dev/null
 lf_call FULL c2 send_a >/dev/null
 lf_open_reg OTHER
 lf_call OTHER o1 lookup_a >/dev/null
+mkdir "$mnt/cases/P"
+lf_open_reg Q
 # Fill the disk, then a call whose row needs a new page.
 dd if=/dev/zero of="$fs/filler" bs=4k >/dev/null 2>&1
 big=$(head -c 12000 /dev/zero | tr '\0' x)
@@ -32,6 +34,31 @@ rule_begin call_on_a_full_disk_fails_the_case
 rule_has "write" "$out" "write=E"
 rule_eq state failed "$(lf_state FULL)"
 rule_has reason "$(lf_status FULL)" "ledger append failed"
+rule_end
+# A policy whose case.json cannot be written is not taken.
+pol=$(i=0; while [ $i -lt 600 ]; do printf '  - {match: tool_%04d, mode: pass}\\n' $i; i=$((i + 1)); done)
+out=$(timeout 30 "$LFWRITE" "$mnt/cases/P/policy" "interactions:\\n$pol")
+rule_begin a_policy_not_written_on_a_full_disk_is_not_taken
+rule_has close "$out" "=EIO"
+rule_eq state opened "$(lf_state P)"
+rule_has "policy_error" "$(lf_status P)" "write case.json"
+rule_eq "policy read back" "" "$(cat "$mnt/cases/P/policy")"
+rule_end
+# Malformed lines on the full disk: refused (EINVAL) while their rows
+# fit; the first whose refused row cannot be written fails the case, and
+# its writer learns that (EIO), not the refusal.
+bad=$(head -c 3000 /dev/zero | tr '\0' y)
+got=
+i=0
+while [ $i -lt 60 ]; do
+	got=$(lf_write Q request "{\"call_id\":\"q$i\",\"tool\": $bad\\n")
+	case $got in *write=EINVAL*) ;; *) break ;; esac
+	i=$((i + 1))
+done
+rule_begin a_refusal_whose_row_cannot_be_written_is_EIO_and_fails_the_case
+rule_has write "$got" "write=EIO"
+rule_has "error file" "$(cat "$(lf_tdir Q)/error")" "EIO request: ledger write failed"
+rule_eq state failed "$(lf_state Q)"
 rule_end
 check failing_on_a_full_disk_leaves_no_tmp_file \
 	sh -c "! ls '$backing/cases/FULL' | grep -q 'tmp'"

@@ -5,7 +5,9 @@
 # daemon past --max-pending (nor past its case's share of it).  Lines
 # past the bound are refused with ENOBUFS, a bounded refused row and the
 # reason in error; another case keeps calling, even with lines that span
-# writes; closing the descriptors gives the memory back.
+# writes; closing the descriptors gives the memory back.  Replies held for
+# descriptors that never read them, and copies of target files held
+# open, are bounded the same way.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 LFHOLD=$top_builddir/tests/integration/lfhold
@@ -136,6 +138,64 @@ if [ -z "$sanitized" ]; then
 		rule_fail "RSS still $(((rss2 - rss0) / 1024)) MiB above the start"
 	rule_end
 fi
+# What a target's reads make the daemon hold: replies kept for read-write
+# descriptors that never read them, and copies of its files held open.
+lf_stop || not_ok daemon_stops_cleanly "had to be killed"
+lf_start --max-pending=4M --max-calls=1 --max-refused=8
+lf_open_reg R
+mkdir "$mnt/cases/T"
+printf '%s' "$LF_POLICY_DEFAULT" >"$mnt/cases/T/policy"
+python3 -c 'import json,sys
+json.dump({"tools": [{"name": "t%04d" % i, "description": "x" * 900} for i in range(900)]}, sys.stdout)' \
+	>"$mnt/cases/T/tools"
+lf_register T
+lf_open_reg U
+held=$(python3 - "$(lf_tdir R)/request" <<'PY'
+import os, sys
+# Eight read-write descriptors, 3000 calls each (past --max-calls, so
+# no flush), never read until the end: then what each still holds.
+fds = [os.open(sys.argv[1], os.O_RDWR) for _ in range(8)]
+for k, fd in enumerate(fds):
+    lines = "".join('{"call_id":"r%d-%d","tool":"lookup_a","args":{}}\n' % (k, i)
+                    for i in range(3000)).encode()
+    while lines:
+        lines = lines[os.write(fd, lines):]
+total = 0
+for fd in fds:
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b:
+            break
+        total += len(b)
+print(total)
+PY
+)
+rule_begin replies_never_read_are_kept_within_max_pending_for_all_descriptors
+[ -n "$held" ] && [ "$held" -le $((4 * 1024 * 1024 + 8 * 4096)) ] ||
+	rule_fail "held $held bytes of replies, past 4 MiB"
+[ -n "$held" ] && [ "$held" -gt $((2 * 1024 * 1024)) ] ||
+	rule_fail "held only $held bytes"
+rule_end
+out=$(python3 - "$(lf_tdir T)/tools" "$(lf_tdir U)/tools" <<'PY'
+import errno, os, sys
+fds, err = [], "none"
+for _ in range(40):
+    try:
+        fds.append(os.open(sys.argv[1], os.O_RDONLY))
+    except OSError as e:
+        err = errno.errorcode[e.errno]
+        break
+other = len(open(sys.argv[2]).read())
+print(len(fds), err, other)
+PY
+)
+rule_begin copies_of_target_files_held_open_are_bounded_per_case
+set -- $out
+rule_eq "opens of T's 0.8 MiB tools before the bound" 1 "$1"
+rule_eq "then" ENOBUFS "$2"
+[ "${3:-0}" -gt 0 ] || rule_fail "U cannot read its own tools meanwhile"
+rule_end
+
 rule_begin ledgers_verify_after_the_memory_attack
 for c in D E; do
 	v=$(lf_verify "$c" 2>&1) || rule_fail "$c: $v"

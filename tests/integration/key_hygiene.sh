@@ -95,5 +95,24 @@ if [ -e "$k/new" ]; then
 else
 	echo "ok - refused_key_folder_is_not_created"; pass=$((pass + 1))
 fi
+if [ -e "$work/p/back" ]; then
+	echo "not ok - refused_key_leaves_no_backing_folder"; fail=$((fail + 1))
+else
+	echo "ok - refused_key_leaves_no_backing_folder"; pass=$((pass + 1))
+fi
+
+# A backing folder to be made under a folder anyone may write: refused,
+# and the folder made for the check taken away again.
+mkdir -m 0777 "$work/ww" && chmod 0777 "$work/ww"
+mkdir -m 0700 "$work/wk" && mkkey "$work/wk/host.key"
+out=$(timeout 10 "$bin" --backing="$work/ww/back" --key="$work/wk/host.key" "$mnt" 2>&1)
+if mountpoint -q "$mnt"; then
+	fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt"
+	echo "not ok - backing_under_a_world_writable_folder_is_refused_and_not_left: started"; fail=$((fail + 1))
+elif [ -e "$work/ww/back" ]; then
+	echo "not ok - backing_under_a_world_writable_folder_is_refused_and_not_left: left behind ($out)"; fail=$((fail + 1))
+else
+	echo "ok - backing_under_a_world_writable_folder_is_refused_and_not_left"; pass=$((pass + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

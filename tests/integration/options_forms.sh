@@ -119,6 +119,9 @@ refused() {
 refused unknown_option_is_refused_before_anything_is_created --max-cals=5
 refused unknown_dash_o_option_is_refused_before_anything_is_created -o max_cals=5
 refused option_without_value_is_refused -o max-calls
+for o in max-line max-calls max-refused max-pending max-ledger journal-size; do
+	refused "a_given_${o}_of_0_is_refused_not_taken_for_the_default" --$o=0
+done
 refused journal_size_below_256k_is_refused_before_anything_is_created --sync=journal --journal-size=1K
 refused journal_size_over_1g_is_refused_before_anything_is_created --journal-size=2G
 refused pad_ledger_over_64m_is_refused_before_anything_is_created --pad-ledger=1G

@@ -56,6 +56,10 @@ rule_has reason "$(lf_status POL)" "policy does not match the policy_sha256 of t
 rule_has "ledgerctl status" "$("$LEDGERCTL" --mount "$mnt" status POL 2>&1)" failed
 rule_has "edited policy unused" "$(lf_write POL request '{"call_id":"p2","tool":"delete_all","args":{}}\n')" "write=EPIPE"
 rule_end
+rule_begin a_case_failed_at_load_is_said_on_standard_error
+rule_has daemon.err "$(cat "$work/daemon.err")" "case POL not served: at load: case.json's policy does not match"
+rule_hasnt "an untouched case" "$(cat "$work/daemon.err")" "case SAME not served"
+rule_end
 rule_begin mocks_edited_after_registration_fail_the_case
 rule_eq state failed "$(lf_state MOCKS)"
 rule_has reason "$(lf_status MOCKS)" "mocks does not match the mocks_sha256"

@@ -113,8 +113,8 @@ static const char *str(const json_t *o, const char *k)
 }
 
 #define MEDIATE(tc)                                                            \
-	"{\"pre_context\":{\"session\":{\"case_id\":\"C\"},\"tool_call\":" tc  \
-	"}}"
+	"{\"pre_context\":{\"interception_point\":\"pre_tool_call\","        \
+	"\"session\":{\"case_id\":\"C\"},\"tool_call\":" tc "}}"
 
 Test(relay, host_executed_call_is_shown_as_a_mock_of_source_host_executed)
 {
