@@ -29,6 +29,7 @@
 struct ct_mount {
 	dev_t dev;
 	char *root, *point, *fstype, *source;
+	char *opts; /* the super options ("" when absent) */
 };
 
 struct ct_table {
@@ -83,6 +84,7 @@ static void table_free(struct ct_table *t)
 		free(t->m[i].point);
 		free(t->m[i].fstype);
 		free(t->m[i].source);
+		free(t->m[i].opts);
 	}
 	free(t->m);
 	t->m = NULL;
@@ -93,6 +95,7 @@ static void table_free(struct ct_table *t)
 static int parse_line(char *line, struct ct_mount *m)
 {
 	char *f[8] = {0}, *save = NULL, *tok;
+	char none[] = "";
 	unsigned int maj, min;
 	int n = 0;
 	bool dash = false;
@@ -103,8 +106,8 @@ static int parse_line(char *line, struct ct_mount *m)
 			f[n++] = tok;
 		} else if (!dash) {
 			dash = !strcmp(tok, "-"); /* options, optional fields */
-		} else if (n < 7) {
-			f[n++] = tok; /* fstype, source */
+		} else if (n < 8) {
+			f[n++] = tok; /* fstype, source, super options */
 		}
 	}
 	if (n < 7 || sscanf(f[2], "%u:%u", &maj, &min) != 2)
@@ -114,7 +117,9 @@ static int parse_line(char *line, struct ct_mount *m)
 	m->point = unescape(f[4]);
 	m->fstype = unescape(f[5]);
 	m->source = unescape(f[6]);
-	return m->root && m->point && m->fstype && m->source ? 0 : -1;
+	m->opts = unescape(n > 7 ? f[7] : none);
+	return m->root && m->point && m->fstype && m->source && m->opts ? 0
+									: -1;
 }
 
 static int table_read(const char *path, struct ct_table *t)
@@ -332,9 +337,47 @@ static const struct ct_secret *root_hit(int rootfd, struct ct_secret *sec,
 	return NULL;
 }
 
+/*
+ * An overlay shows its layers, host folders that device and root do not
+ * name: each lowerdir and upperdir at, above or inside a secret exposes
+ * it.  true when one does (said).
+ */
+static bool check_overlay(const char *pid, const struct ct_mount *m,
+			  const struct ct_secret *sec, size_t nsec)
+{
+	char *opts = strdup(m->opts), *save = NULL, *o, *d, *dsave;
+	char real[PATH_MAX];
+	bool hit = false;
+	size_t k;
+
+	for (o = opts ? strtok_r(opts, ",", &save) : NULL; o && !hit;
+	     o = strtok_r(NULL, ",", &save)) {
+		if (strncmp(o, "lowerdir=", 9) && strncmp(o, "upperdir=", 9) &&
+		    strncmp(o, "lowerdir+=", 10) && strncmp(o, "datadir+=", 9))
+			continue;
+		for (d = strtok_r(strchr(o, '=') + 1, ":", &dsave); d && !hit;
+		     d = strtok_r(NULL, ":", &dsave)) {
+			if (!realpath(d, real))
+				continue;
+			for (k = 0; k < nsec && !hit; k++) {
+				if (!under(real, sec[k].path) &&
+				    !under(sec[k].path, real))
+					continue;
+				say_mount(pid, m);
+				printf(" exposes %s %s (its layer %s)\n",
+				       sec[k].what, sec[k].path, real);
+				hit = true;
+			}
+		}
+	}
+	free(opts);
+	return hit;
+}
+
 static int check_mounts(const char *pid, const struct ct_table *tt,
 			struct ct_secret *sec, size_t nsec, dev_t view_dev,
-			bool have_view, int rootfd, char *case_seen, size_t cap)
+			bool have_view, int rootfd, dev_t host_proc,
+			char *case_seen, size_t cap)
 {
 	const struct ct_secret *hit;
 	size_t i, k;
@@ -358,6 +401,17 @@ static int check_mounts(const char *pid, const struct ct_table *tt,
 			say_mount(pid, m);
 			printf(" exposes %s %s\n", sec[k].what, sec[k].path);
 			flagged = true;
+			bad++;
+		}
+		if (!flagged && !strcmp(m->fstype, "overlay") &&
+		    check_overlay(pid, m, sec, nsec)) {
+			flagged = true;
+			bad++;
+		}
+		if (!strcmp(m->fstype, "proc") && host_proc &&
+		    m->dev == host_proc) {
+			say_mount(pid, m);
+			printf(" is the host's /proc: it shows the host's processes, and the environment of those of the target's user\n");
 			bad++;
 		}
 		if (flagged || rootfd < 0)
@@ -392,6 +446,18 @@ static bool view_device(const struct ct_table *host, const char *mount,
 			*dev = host->m[i].dev;
 		}
 	return found;
+}
+
+/* The device of this host's /proc (0 when it has none). */
+static dev_t host_proc_device(const struct ct_table *host)
+{
+	size_t i;
+
+	for (i = 0; i < host->n; i++)
+		if (!strcmp(host->m[i].fstype, "proc") &&
+		    !strcmp(host->m[i].point, "/proc"))
+			return host->m[i].dev;
+	return 0;
 }
 
 /*
@@ -487,7 +553,8 @@ int ctl_check_target_main(int argc, char **argv)
 		goto out;
 	}
 	bad = check_mounts(pid, &tt, sec, 2, view_dev, have_view, rootfd,
-			   case_seen, sizeof(case_seen));
+			   host_proc_device(&host), case_seen,
+			   sizeof(case_seen));
 	hit = root_hit(rootfd, sec, 2);
 	if (hit) {
 		printf("%s: its root folder is at, above or inside %s %s\n",

@@ -246,6 +246,38 @@ static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
 	return EV_UNVERIFIED;
 }
 
+/*
+ * Everything `verify --key` checks (ledgerctl(1) verify): the current
+ * epoch's MACs with the seal key file beside the ledger, that file's
+ * epoch against the ledger's end, and a backing folder's signed
+ * checkpoints.  Evidence is built only from a ledger that passes.
+ */
+static int verify_as_verify_key(const struct ev_args *a, int fd,
+				const unsigned char *key, const char *key_path)
+{
+	struct ratchet_keys seal;
+	struct ctl_verdict v;
+	struct stat st;
+	char where[4200];
+	int rc;
+
+	memset(&seal, 0, sizeof(seal));
+	if (ctl_pick_seal(a->ledger, NULL, key, &seal, where, sizeof(where)))
+		return EV_USAGE_ERR;
+	ctl_verify_check_sealed(fd, key, &seal, NULL, &v);
+	explicit_bzero(&seal, sizeof(seal));
+	if (v.status == 0 && stat(a->ledger, &st) == 0 && S_ISDIR(st.st_mode))
+		ctl_verify_own_checkpoints(a->ledger, NULL, 0, NULL, fd,
+					   key_path, &v);
+	rc = v.status == 0 ? EV_OK : EV_UNVERIFIED;
+	if (rc != EV_OK)
+		fprintf(stderr, "ledgerctl %s: %s does not verify: %s%s\n",
+			a->cmd, a->ledger,
+			strcmp(v.verdict, "wrong_key") ? "" : "wrong key: ",
+			v.reason);
+	return rc;
+}
+
 /* A ledger file or a backing case folder: its MACs must be checked. */
 static int load_keyed(const struct ev_args *a, int fd, const char *case_id,
 		      json_t **rows)
@@ -267,8 +299,10 @@ static int load_keyed(const struct ev_args *a, int fd, const char *case_id,
 			a->cmd, a->ledger, path);
 		return EV_UNVERIFIED;
 	}
-	rc = verify_rows(a->cmd, a->ledger, fd, case_id, key, false, rows,
-			 &rep);
+	rc = verify_as_verify_key(a, fd, key, path);
+	if (rc == EV_OK && lseek(fd, 0, SEEK_SET) == 0)
+		rc = verify_rows(a->cmd, a->ledger, fd, case_id, key, false,
+				 rows, &rep);
 	explicit_bzero(key, sizeof(key));
 	return rc;
 }

@@ -93,6 +93,29 @@ UNSHARE="--unshare-ipc --unshare-net --unshare-uts" start_target
 expect_exposed "host PID namespace shared" \
 	"$TPID: shares the host's PID namespace"
 
+# 1c. the host's /proc bound in, though its PID namespace is its own
+start_target --ro-bind /proc /hostproc
+expect_exposed "host /proc bound" \
+	"mount /hostproc (root /, proc proc) is the host's /proc"
+
+# 1d. an overlay whose lower layer is the key's folder, and one whose
+# lower layer is the backing folder (an overlay has a device of its own)
+mkdir "$ROOT/ov" "$ROOT/ov/up" "$ROOT/ov/work" "$ROOT/ov/m" \
+	"$ROOT/ov/up2" "$ROOT/ov/work2" "$ROOT/ov/m2" || fail "overlay folders"
+mount -t overlay overlay -o "lowerdir=$ROOT/keys,upperdir=$ROOT/ov/up,workdir=$ROOT/ov/work" \
+	"$ROOT/ov/m" || fail "overlay mount"
+lf_extra_mounts="$ROOT/ov/m"
+start_target --ro-bind "$ROOT/ov/m" /k
+expect_exposed "overlay of the key folder" \
+	"exposes the host key $K (its layer $ROOT/keys)"
+mount -t overlay overlay -o "lowerdir=$B,upperdir=$ROOT/ov/up2,workdir=$ROOT/ov/work2" \
+	"$ROOT/ov/m2" || fail "overlay mount 2"
+lf_extra_mounts="$ROOT/ov/m $ROOT/ov/m2"
+start_target --ro-bind "$ROOT/ov/m2" /b
+expect_exposed "overlay of the backing folder" \
+	"exposes the backing folder $B (its layer $B)"
+umount "$ROOT/ov/m" "$ROOT/ov/m2" && lf_extra_mounts= || fail "umount overlays"
+
 # 2. the backing folder's parent bound too
 start_target --ro-bind "$ROOT" /x
 expect_exposed "backing parent bound" \

@@ -137,5 +137,41 @@ grep -q "forged: no host row for call 'p5'" "$ROOT/gate1.err" ||
 expect "gate evidence" "$ROOT/gate1.json" \
 	"p1=missing,target p2=complete,target m3=complete,auth b4=complete,auth "
 
+# The case closed (its last epoch empty: the host key reaches no MAC), a
+# copy of its backing folder with a decision row rewritten and every
+# later prev recomputed: the signed checkpoints refuse it, as verify
+# --key does, for evidence and for the transcript gate alike (exit 3,
+# nothing printed).
+printf 'close\n' >"$C/ctl" || fail "close"
+mkdir "$ROOT/forged" && cp -a "$B/cases/C" "$ROOT/forged/C" || fail "copy"
+"$LEDGERCTL" evidence "$ROOT/forged/C" --key "$K" >/dev/null 2>&1 ||
+	fail "evidence of the untouched copy"
+python3 - "$ROOT/forged/C/ledger.jsonl" <<'PY' || fail "forge"
+import hashlib, sys
+p = sys.argv[1]
+lines = open(p, "rb").read().split(b"\n")[:-1]
+k = next(i for i, l in enumerate(lines) if b'"status":"sent"' in l)
+lines[k] = lines[k].replace(b'"status":"sent"', b'"status":"lost"')
+for i in range(k + 1, len(lines)):
+    j = lines[i].index(b'"prev":"') + 8
+    lines[i] = lines[i][:j] + hashlib.sha256(lines[i - 1]).hexdigest().encode() + lines[i][j + 64:]
+open(p, "wb").write(b"\n".join(lines) + b"\n")
+PY
+for sub in evidence transcript; do
+	if [ $sub = transcript ]; then
+		printf '{"messages": [{"role": "user", "content": "hi"}]}\n' >"$ROOT/hi.json"
+		extra="--target $ROOT/hi.json"
+	else
+		extra=
+	fi
+	# shellcheck disable=SC2086
+	"$LEDGERCTL" $sub "$ROOT/forged/C" --key "$K" $extra >"$ROOT/forged.out" 2>"$ROOT/forged.err"
+	rc=$?
+	[ $rc = 3 ] || fail "$sub of a forged backing ledger: exit $rc, want 3: $(cat "$ROOT/forged.err")"
+	[ ! -s "$ROOT/forged.out" ] || fail "$sub printed from a forged ledger"
+	grep -q "does not have the tree root\|do not have the tree root" "$ROOT/forged.err" ||
+		fail "$sub: $(cat "$ROOT/forged.err")"
+done
+
 echo "PASS: evidence per turn over a real mount"
 exit 0

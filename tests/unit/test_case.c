@@ -435,8 +435,11 @@ Test(case_rules, closed_case_refuses_every_target_write)
 	case_free(c);
 }
 
-/* A refusal whose row cannot be made durable fails the case at once. */
-Test(case_rules, failed_append_of_a_refusal_fails_the_case)
+/*
+ * A refusal whose row cannot be made durable fails the case at once, and
+ * its writer learns that (EIO), not the refusal.
+ */
+Test(case_rules, failed_append_of_a_refusal_fails_the_case_and_answers_EIO)
 {
 	struct lf_case *c = registered_case("C", lim(0, 0));
 	int p[2], fd = ledger_fd(c->ledger);
@@ -444,7 +447,7 @@ Test(case_rules, failed_append_of_a_refusal_fails_the_case)
 	cr_assert_eq(pipe(p), 0);
 	cr_assert_eq(dup2(p[1], fd), fd); /* the write lands, the flush fails */
 	cr_assert_eq(call(c, "{\"call_id\":\"x\",\"tool\":1}", NULL),
-		     LF_EINVAL_JSON);
+		     LF_IO);
 	cr_expect_eq(case_get_state(c), CASE_FAILED);
 	close(p[0]);
 	close(p[1]);
