@@ -24,6 +24,9 @@ static json_t *flags_of(const json_t *ev)
 		"is_error",
 		"execution_status",
 		"result_source",
+		"evidence_source",
+		"attempt_authoritative",
+		"decision_authoritative",
 		"result_authoritative",
 		"completion_status",
 	};

@@ -123,6 +123,14 @@ Test(transcript, openai_mediated_calls_are_replaced_in_place_by_host_rows)
 			 "target_reported");
 	cr_assert(json_is_false(json_object_get(
 		json_object_get(res, "ledgerfs"), "result_authoritative")));
+	/* ... with every evidence flag of the host's event */
+	cr_assert_str_eq(str(json_object_get(res, "ledgerfs"),
+			     "evidence_source"),
+			 "host_mediator");
+	cr_assert(json_is_true(json_object_get(
+		json_object_get(res, "ledgerfs"), "attempt_authoritative")));
+	cr_assert(json_is_true(json_object_get(
+		json_object_get(res, "ledgerfs"), "decision_authoritative")));
 	/* c2: a mock's result is the host's own */
 	res = json_array_get(msgs, 4);
 	v = content_value(res);
