@@ -190,6 +190,14 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 	v->rows = rep.head.rows;
 	v->good_bytes = rep.good_bytes;
 	memcpy(v->head, rep.head.head, sizeof(v->head));
+	/* Every ledger begins with its case_opened row (ledgerfs-ledger(5)). */
+	if (rc == LF_OK && rep.head.rows == 0) {
+		rc = LF_VERIFY;
+		v->macs_checked = false;
+		snprintf(
+			why.msg, sizeof(why.msg),
+			"the ledger has no rows: every ledger begins with its case_opened row");
+	}
 	if (rc != LF_OK) {
 		v->status = 1;
 		v->verdict = "bad";

@@ -318,6 +318,7 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 		.cb = case_replay_row, .ctx = &lc, .members = replay_members};
 	unsigned long saved[2] = {0, 0};
 	char path[160], *failed = NULL, *marked = NULL;
+	struct ledger_head head;
 	bool meta_ok = false, was_failed;
 	enum lf_err e = LF_OK;
 	char *ckpt_bad = NULL;
@@ -353,6 +354,14 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	if (ledger_open(c->dirfd, "ledger.jsonl", c->name, host_key, false,
 			&reader, &c->ledger, &lwhy) != LF_OK)
 		goto load_failed;
+	/* A case's ledger begins with case_opened: none left is rows cut. */
+	ledger_get_head(c->ledger, &head);
+	if (head.rows == 0) {
+		snprintf(lwhy.msg, sizeof(lwhy.msg),
+			 "the ledger has no rows (it begins with case_opened): "
+			 "its rows were removed");
+		goto load_failed;
+	}
 	/* The tree, and the signed checkpoints against it. */
 	ckpt_bad = case_ckpt_load(c, c->dirfd);
 	if (c->ncalls) {

@@ -34,7 +34,10 @@ lf_open_reg ADDED "$LF_POLICY_DEFAULT" ''
 lf_open_reg DROPPED
 lf_open_reg SAME
 lf_open EARLY
+lf_open_reg EMPTIED
+lf_call EMPTIED e1 lookup_a >/dev/null
 lf_stop || not_ok daemon_stops_cleanly "had to be killed"
+: >"$(lf_ledger EMPTIED)"
 
 edit_doc POL policy "$PERMISSIVE"
 edit_doc MOCKS mocks 'version: 1
@@ -59,6 +62,11 @@ rule_end
 rule_begin a_case_failed_at_load_is_said_on_standard_error
 rule_has daemon.err "$(cat "$work/daemon.err")" "case POL not served: at load: case.json's policy does not match"
 rule_hasnt "an untouched case" "$(cat "$work/daemon.err")" "case SAME not served"
+rule_end
+rule_begin a_ledger_emptied_while_the_daemon_was_down_loads_the_case_failed
+rule_eq state failed "$(lf_state EMPTIED)"
+rule_has reason "$(lf_status EMPTIED)" "the ledger has no rows"
+rule_has "refused" "$(lf_write EMPTIED register "{\"case_id\":\"EMPTIED\",\"token\":\"$(lf_token EMPTIED)\"}\n")" "write=EPIPE"
 rule_end
 rule_begin mocks_edited_after_registration_fail_the_case
 rule_eq state failed "$(lf_state MOCKS)"

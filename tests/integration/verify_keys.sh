@@ -71,6 +71,14 @@ rule_eq "wrong key" "wrong_key" "$(python3 -c 'import json,sys
 print(json.load(open(sys.argv[1]))["verdict"])' "$work/w.json")"
 rule_end
 
+: >"$work/empty.jsonl"
+out=$(ctl verify "$work/empty.jsonl" --key "$key" 2>&1)
+rc=$?
+rule_begin a_ledger_without_rows_is_bad
+rule_eq exit 1 "$rc"
+rule_has says "$out" "bad: the ledger has no rows"
+rule_end
+
 if [ -e /etc/ledgerfs/host.key ] || [ -e /usr/local/etc/ledgerfs/host.key ]; then
 	echo "# a default host key exists here: the no-key rows are skipped"
 else
