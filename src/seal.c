@@ -458,9 +458,16 @@ static int seal_resolve(struct seal_ctx *c, struct seal_walk *w,
 			continue;
 		}
 		close(fd);
+		/*
+		 * A "/" after a file that is the link's own text (not the
+		 * one put between a link's text and what followed the link):
+		 * the kernel says ENOTDIR, so that link leads nowhere.
+		 */
+		if (*p == '/' && (link = seal_owner_link(c, strlen(p))) &&
+		    c->hist[c->stack[c->n_stack - 1]].rest + 1 < strlen(p))
+			return seal_stop(c, link, NULL, SEAL_DANGLING);
 		p += strspn(p, "/");
-		/* A file with more to walk: the kernel says ENOTDIR, so a
-		 * link whose text goes on from there leads nowhere. */
+		/* A file with more to walk: ENOTDIR too. */
 		if (*p && (link = seal_owner_link(c, strlen(p))))
 			return seal_stop(c, link, NULL, SEAL_DANGLING);
 		return 1;

@@ -163,6 +163,9 @@ ROW(dangling_link_is_named_where_it_dangles,
     SEAL_UNSEALED, LINES("/etc/alternatives/awk: dangling symbolic link"))
 ROW(link_through_a_file_dangles, "ln -s tool/x usr/bin/through", "/usr/bin",
     SEAL_UNSEALED, LINES("/usr/bin/through: dangling symbolic link"))
+ROW(link_to_a_file_with_a_trailing_slash_dangles,
+    "ln -s tool/ usr/bin/slash", "/usr/bin", SEAL_UNSEALED,
+    LINES("/usr/bin/slash: dangling symbolic link"))
 ROW(link_loop_fails, "ln -s b usr/bin/a; ln -s a usr/bin/b", "/usr/bin",
     SEAL_UNSEALED, LINES("/usr/bin/a: symbolic link loop",
 			 "/usr/bin/b: symbolic link loop"))
