@@ -459,8 +459,9 @@ static int ctl_command(const char *mount, const char *name, const char *cmd)
 	snprintf(path, sizeof(path), "%s/cases/%s/ctl", mount, name);
 	err = ctl_write(path, cmd, strlen(cmd));
 	if (err) {
-		fprintf(stderr, "ledgerctl: %s %s: %s\n", name, cmd,
-			strerror(err));
+		/* cmd ends with its newline: the message shows the word. */
+		fprintf(stderr, "ledgerctl: %s %.*s: %s\n", name,
+			(int)strcspn(cmd, "\n"), cmd, strerror(err));
 		return 1;
 	}
 	return 0;

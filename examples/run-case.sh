@@ -17,7 +17,8 @@
 #        source tree, where an in-tree build puts them; artifacts in
 #        $LEDGERFS_ARTIFACTS, default ./ledgerfs-artifacts/CASE; the
 #        throwaway host key is kept there too only with LEDGERFS_KEEP_KEY=1,
-#        since whoever holds it can forge the MACs)
+#        since whoever holds it can forge the MACs; the agent is stopped
+#        after $LEDGERFS_AGENT_TIMEOUT seconds, default 600)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -134,9 +135,20 @@ step "wait for registration"
 ctl wait "$case_id" --timeout 30
 
 step "agent output"
+# An agent that never ends is stopped: bwrap --die-with-parent takes the
+# sandbox with it.  LEDGERFS_AGENT_TIMEOUT seconds, default 600.
 agent_status=0
+(sleep "${LEDGERFS_AGENT_TIMEOUT:-600}" && touch "$work/agent-timeout" &&
+	kill "$sandbox") 2>/dev/null &
+watchdog=$!
 wait "$sandbox" || agent_status=$?
+kill "$watchdog" 2>/dev/null || true
+wait "$watchdog" 2>/dev/null || true
 sandbox=
+if [ -e "$work/agent-timeout" ]; then
+	echo "run-case: the agent ran past ${LEDGERFS_AGENT_TIMEOUT:-600} s and was stopped" >&2
+	agent_status=124
+fi
 
 step "close"
 ctl close "$case_id"

@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -256,6 +258,17 @@ static int helper_poll(struct helper *h)
 	return 0;
 }
 
+/*
+ * The daemon ended without unmounting (killed): its mount answers
+ * ENOTCONN.  A live mount there, or none, is left alone.
+ */
+static bool helper_view_dead(const char *mountpoint)
+{
+	struct statfs sf;
+
+	return statfs(mountpoint, &sf) < 0 && errno == ENOTCONN;
+}
+
 int hostexec_helper_main(int sock, const struct hostexec_helper_conf *conf)
 {
 	struct helper h = {.sock = sock, .conf = conf, .sock_open = true};
@@ -277,6 +290,8 @@ int hostexec_helper_main(int sock, const struct hostexec_helper_conf *conf)
 	}
 	hostexec_reader_free(&h.rd);
 	if (conf->unmount_at_end && conf->mountpoint)
+		umount2(conf->mountpoint, MNT_DETACH);
+	else if (conf->mountpoint && helper_view_dead(conf->mountpoint))
 		umount2(conf->mountpoint, MNT_DETACH);
 	close(sock);
 	return 0;

@@ -22,6 +22,30 @@ static void usage(void)
 		"DIR defaults to $LEDGERFS_DIR, else /mediator. See ledgercall(1).\n");
 }
 
+/*
+ * JSON as one line: a raw newline or carriage return can only be white
+ * space between tokens (inside a string it must be escaped), so it is
+ * one, and a pretty-printed value, or one `echo` ended, makes one line.
+ * NULL when out of memory (said).
+ */
+static const char *one_line(const char *json)
+{
+	static char *copy;
+	char *p;
+
+	if (!strpbrk(json, "\r\n"))
+		return json;
+	free(copy);
+	copy = strdup(json);
+	if (!copy) {
+		fprintf(stderr, "ledgercall: out of memory\n");
+		return NULL;
+	}
+	for (p = copy; (p = strpbrk(p, "\r\n")); p++)
+		*p = ' ';
+	return copy;
+}
+
 /* The most a JSON value read from standard input ("-") may hold. */
 #define STDIN_JSON_MAX (64u * 1024 * 1024)
 
@@ -36,7 +60,7 @@ static const char *json_word(const char *word)
 	size_t len = 0, cap = 0;
 
 	if (strcmp(word, "-") != 0)
-		return word;
+		return one_line(word);
 	for (;;) {
 		size_t n;
 
@@ -69,7 +93,7 @@ static const char *json_word(const char *word)
 			"ledgercall: standard input holds a NUL byte\n");
 		return NULL;
 	}
-	return buf;
+	return one_line(buf);
 }
 
 /* Say why the last write was refused: the view keeps it in `error`. */

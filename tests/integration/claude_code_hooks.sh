@@ -174,7 +174,8 @@ rule_eq decision "PreToolUse deny" "$(decision)"
 rule_has reason "$(reason)" "EPIPE"
 rule_end
 
-# The mediator dies: its mount is left dead (ENOTCONN), not unmounted.
+# The mediator dies: its mount is dead (ENOTCONN) until its helper
+# detaches it (then ENOENT); either way the call is denied.
 kill -9 "$lf_daemon"
 wait "$lf_daemon" 2>/dev/null
 lf_daemon=

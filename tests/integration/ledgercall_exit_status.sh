@@ -33,5 +33,23 @@ row result_of_a_mocked_call_exits_1 1 '' 'EINVAL' result --call-id m1 --returned
 row result_of_an_unknown_call_exits_1 1 '' "no call with id 'zz'" result --call-id zz --returned '{}'
 row ledgercall_without_a_tool_exits_1 1 '' 'usage' --call-id x1
 
+row pretty_printed_args_are_one_call 0 '"mode":"pass"' '' --tool lookup_c --call-id p3 \
+	--args '{
+  "a": 1,
+  "b": [2]
+}'
+assert_contains pretty_printed_args_are_recorded_whole \
+	"$(grep -F '"call_id":"p3"' "$(lf_ledger C)")" '"args":{"a":1,"b":[2]}'
+
+rule_begin args_and_result_on_standard_input_may_end_with_a_newline
+out=$(echo '{"q": "x"}' | timeout 20 "$LEDGERCALL" --dir "$d" --tool lookup_d --call-id p4 --args - 2>&1)
+rule_eq "call status" 0 $?
+rule_has call "$out" '"mode":"pass"'
+rule_has "call row" "$(grep -F '"call_id":"p4"' "$(lf_ledger C)" | grep -F '"phase":"decision"')" '"args":{"q":"x"}'
+out=$(echo '{"name": "Ada"}' | timeout 20 "$LEDGERCALL" --dir "$d" result --call-id p4 --returned - 2>&1)
+rule_eq "result status" 0 $?
+rule_has row "$(grep -F '"call_id":"p4"' "$(lf_ledger C)" | grep -F '"phase":"completion"')" '"returned":{"name":"Ada"}'
+rule_end
+
 check generated_call_ids_are_accepted "$LEDGERCALL" --dir "$d" --tool lookup_b
 lf_finish

@@ -17,7 +17,7 @@
  *   prints write=<count|ERRNO> per write, with --rdwr read=<text> with
  *   everything read back from the same descriptor, then close=<OK|ERRNO>.
  *   --op: mkdir rmdir unlink rename chmod chown symlink link setxattr
- *   removexattr truncate utimes mknod creat openw lseek (an lseek to 0 on
+ *   removexattr getxattr listxattr truncate utimes mknod creat openw lseek (an lseek to 0 on
  *   a read-write descriptor); prints op=<OK|ERRNO>.
  * Exit status 0 always, but 2 for a usage error.
  */
@@ -148,6 +148,10 @@ static int run_op(int argc, char **argv)
 		rc = setxattr(path, arg ? arg : "user.lf", "x", 1, 0);
 	else if (strcmp(op, "removexattr") == 0)
 		rc = removexattr(path, arg ? arg : "user.lf");
+	else if (strcmp(op, "getxattr") == 0)
+		rc = (int)getxattr(path, arg ? arg : "user.lf", NULL, 0);
+	else if (strcmp(op, "listxattr") == 0)
+		rc = (int)listxattr(path, NULL, 0) > 0 ? 0 : -1;
 	else if (strcmp(op, "truncate") == 0)
 		rc = truncate(path, arg ? atol(arg) : 0);
 	else if (strcmp(op, "utimes") == 0)

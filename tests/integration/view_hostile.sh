@@ -134,6 +134,8 @@ touch_of_reply_is_refused_with_EPERM|EPERM|utimes|cases/H/target/reply
 setxattr_on_request_is_refused_with_EPERM|EPERM|setxattr|cases/H/target/request
 setxattr_on_ledger_is_refused_with_EPERM|EPERM|setxattr|cases/H/ledger
 removexattr_on_target_is_refused_with_EPERM|EPERM|removexattr|cases/H/target
+getxattr_on_request_finds_none_with_EOPNOTSUPP|EOPNOTSUPP|getxattr|cases/H/target/request
+listxattr_on_ledger_finds_none_with_EOPNOTSUPP|EOPNOTSUPP|listxattr|cases/H/ledger
 truncating_the_ledger_is_refused_with_EPERM|EPERM|truncate|cases/H/ledger
 truncating_request_to_zero_is_harmless|OK|truncate|cases/H/target/request
 opening_reply_for_writing_is_refused_with_EROFS|EROFS|openw|cases/H/target/reply
