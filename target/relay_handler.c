@@ -284,7 +284,6 @@ static void on_mediate(struct relay *r, const json_t *payload,
 {
 	const json_t *pre = json_object_get(payload, "pre_context"), *tc, *args;
 	const json_t *session;
-	json_t *pre_tool_call = json_string("pre_tool_call");
 	char *id = NULL, *tool = NULL, *claimed = NULL, *expected = NULL;
 
 	if (!json_is_object(pre))
@@ -313,8 +312,9 @@ static void on_mediate(struct relay *r, const json_t *payload,
 		goto out;
 	}
 	/* ASSERT's ActionMediator.plan: nothing is decided or recorded. */
-	if (!json_equal(json_object_get(pre, "interception_point"),
-			pre_tool_call)) {
+	if (strcmp(json_string_value(json_object_get(pre, "interception_point"))
+			   ?: "",
+		   "pre_tool_call") != 0) {
 		invalid(out, "ActionMediator expects a pre_tool_call context");
 		goto out;
 	}
@@ -337,7 +337,6 @@ static void on_mediate(struct relay *r, const json_t *payload,
 		json_decref(empty);
 	}
 out:
-	json_decref(pre_tool_call);
 	free(id);
 	free(tool);
 	free(claimed);
