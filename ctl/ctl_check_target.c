@@ -357,8 +357,15 @@ static bool check_overlay(const char *pid, const struct ct_mount *m,
 			continue;
 		for (d = strtok_r(strchr(o, '=') + 1, ":", &dsave); d && !hit;
 		     d = strtok_r(NULL, ":", &dsave)) {
-			if (!realpath(d, real))
+			/* Fail closed: a layer not found from here cannot be
+			 * shown to hold no secret. */
+			if (!realpath(d, real)) {
+				say_mount(pid, m);
+				printf(" is an overlay whose layer %s is not found from here: it cannot be shown not to expose the backing folder or the host key\n",
+				       d);
+				hit = true;
 				continue;
+			}
 			for (k = 0; k < nsec && !hit; k++) {
 				if (!under(real, sec[k].path) &&
 				    !under(sec[k].path, real))

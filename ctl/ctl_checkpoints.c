@@ -18,6 +18,7 @@
 
 #include "ctl_checkpoints.h"
 #include "ctl_verify.h"
+#include "ledger.h"
 
 #define CKPTS_MAX 100000 /* checkpoints read from one folder */
 
@@ -214,6 +215,60 @@ void ctl_ckpts_free(struct ctl_ckpts *s)
 	s->n = s->cap = 0;
 }
 
+/* What ckpts_required's walk carries. */
+struct ckpts_walk {
+	const struct ctl_ckpts *s;
+	uint64_t row;	  /* rows seen */
+	uint64_t missing; /* the first turn or close row without one */
+	const char *what; /* "turn" or "close" */
+};
+
+static int ckpts_walk_row(void *ctx, const json_t *row, long long off,
+			  size_t len)
+{
+	struct ckpts_walk *w = ctx;
+	const char *phase = json_string_value(json_object_get(row, "phase"));
+	size_t i;
+
+	(void)off;
+	(void)len;
+	w->row++;
+	if (!phase || (strcmp(phase, "turn") && strcmp(phase, "case_closed")))
+		return 0;
+	for (i = 0; i < w->s->n; i++)
+		if (w->s->v[i].cp.size == w->row)
+			return 0;
+	w->missing = w->row;
+	w->what = strcmp(phase, "turn") ? "close" : "turn";
+	return 1; /* stop: found */
+}
+
+/*
+ * The daemon keeps a signed checkpoint of every turn and of the close
+ * of a sealed case (ledgerfs-ledger(5) SIGNED CHECKPOINTS): one missing
+ * is checkpoints removed, which would let rows of closed epochs be
+ * rewritten unseen.  0, 1 (bad, in s->bad) or 2.
+ */
+static int ckpts_required(struct ctl_ckpts *s, int fd)
+{
+	struct ckpts_walk w = {.s = s};
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
+	enum lf_err e;
+
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return 2;
+	e = ledger_verify_fd(fd, NULL, NULL, ckpts_walk_row, &w, &rep, &why);
+	if (w.missing) {
+		snprintf(
+			s->bad, sizeof(s->bad),
+			"no signed checkpoint of the %s at row %llu: the checkpoints were removed",
+			w.what, (unsigned long long)w.missing);
+		return 1;
+	}
+	return e == LF_OK ? 0 : 2;
+}
+
 int ctl_verify_own_checkpoints(const char *dir, const char *text, size_t len,
 			       const char *label, int fd,
 			       const char *host_key_path, struct ctl_verdict *v)
@@ -238,6 +293,8 @@ int ctl_verify_own_checkpoints(const char *dir, const char *text, size_t len,
 					    v->good_bytes, &t);
 	if (rc == 0 && s.n)
 		rc = ctl_ckpts_check(&s, &t, &k);
+	if (rc == 0 && v->sealed)
+		rc = ckpts_required(&s, fd);
 	if (rc == 0) {
 		v->checkpoints = (long long)s.n;
 		v->checkpoint_rows = s.n ? s.v[s.n - 1].cp.size : 0;

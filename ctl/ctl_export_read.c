@@ -390,8 +390,9 @@ int ctl_verify_tar(const char *path, const char *key_path,
 	if (json) {
 		out = json_pack(
 			"{s:s, s:s, s:s, s:o, s:o}", "archive", path, "case",
-			prefix, "verdict", rc == 0 ? "ok" : "bad", "files",
-			files, "ledger",
+			prefix, "verdict",
+			rc == 0 ? "ok" : (v.status ? v.verdict : "bad"),
+			"files", files, "ledger",
 			ctl_verdict_json(
 				&v, "ledger.jsonl",
 				kr == 0 ? (key_path ? key_path

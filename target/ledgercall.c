@@ -5,6 +5,7 @@
  * uses only libc, so it can be built static and bound into any image.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +24,16 @@ static void usage(void)
 }
 
 /*
- * JSON as one line: a raw newline or carriage return can only be white
- * space between tokens (inside a string it must be escaped), so it is
- * one, and a pretty-printed value, or one `echo` ended, makes one line.
+ * JSON as one line: a raw newline or carriage return between tokens is
+ * white space, so it becomes a space, and a pretty-printed value, or one
+ * `echo` ended, makes one line.  One inside a string (invalid JSON) is
+ * left for the daemon to refuse.
  * NULL when out of memory (said).
  */
 static const char *one_line(const char *json)
 {
 	static char *copy;
+	bool in_str = false;
 	char *p;
 
 	if (!strpbrk(json, "\r\n"))
@@ -41,8 +44,15 @@ static const char *one_line(const char *json)
 		fprintf(stderr, "ledgercall: out of memory\n");
 		return NULL;
 	}
-	for (p = copy; (p = strpbrk(p, "\r\n")); p++)
-		*p = ' ';
+	/* Inside a string one stays, and the daemon refuses the line. */
+	for (p = copy; *p; p++) {
+		if (in_str && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			in_str = !in_str;
+		else if (!in_str && (*p == '\r' || *p == '\n'))
+			*p = ' ';
+	}
 	return copy;
 }
 

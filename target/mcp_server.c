@@ -115,6 +115,10 @@ static json_t *do_tools_call(struct mcp_server *s, json_t *id,
 	if (!json_is_object(params) || !name || !*name)
 		return mcp_error(id, -32602,
 				 "tools/call: params.name required");
+	/* Not a name any case takes, and C would cut it at the NUL. */
+	if (strlen(name) != json_string_length(json_object_get(params, "name")))
+		return mcp_error(id, -32602,
+				 "tools/call: params.name holds \\u0000");
 	if (args && !json_is_object(args) && !json_is_null(args))
 		return mcp_error(id, -32602,
 				 "tools/call: params.arguments must be an "

@@ -39,7 +39,7 @@ printf 'interactions:\n  - match: "*"\n    mode: block\n' >"$M/cases/C/policy" |
 # sandboxed process (bwrap's child), from --info-fd.
 start_target() {
 	rm -f "$ROOT/info"
-	timeout 60 bwrap --ro-bind /usr /usr --symlink usr/bin /bin \
+	timeout 60 ${WRAP:-} bwrap --ro-bind /usr /usr --symlink usr/bin /bin \
 		--symlink usr/lib /lib --symlink usr/lib64 /lib64 \
 		--proc /proc --dev /dev --tmpfs /tmp ${UNSHARE:---unshare-all} \
 		--die-with-parent --bind "$M/cases/C/target" /mediator \
@@ -115,6 +115,19 @@ start_target --ro-bind "$ROOT/ov/m2" /b
 expect_exposed "overlay of the backing folder" \
 	"exposes the backing folder $B (its layer $B)"
 umount "$ROOT/ov/m" "$ROOT/ov/m2" && lf_extra_mounts= || fail "umount overlays"
+
+# 1e. an overlay made in a mount namespace of its own, whose layers the
+# host cannot find: it fails closed
+mkdir "$ROOT/ns" || fail "ns folder"
+cat >"$ROOT/ns-inner.sh" <<'NS'
+mount -t tmpfs nsfs "$NSDIR" && mkdir "$NSDIR/low" "$NSDIR/up" "$NSDIR/wk" "$NSDIR/m" &&
+	mount -t overlay overlay -o "lowerdir=$NSDIR/low,upperdir=$NSDIR/up,workdir=$NSDIR/wk" "$NSDIR/m" &&
+	exec "$@"
+NS
+NSDIR=$ROOT/ns WRAP="unshare -m --propagation private env NSDIR=$ROOT/ns sh $ROOT/ns-inner.sh" \
+	start_target --ro-bind "$ROOT/ns/m" /o
+expect_exposed "overlay of layers the host cannot find" \
+	"is an overlay whose layer $ROOT/ns/low is not found from here"
 
 # 2. the backing folder's parent bound too
 start_target --ro-bind "$ROOT" /x

@@ -51,5 +51,12 @@ rule_eq "result status" 0 $?
 rule_has row "$(grep -F '"call_id":"p4"' "$(lf_ledger C)" | grep -F '"phase":"completion"')" '"returned":{"name":"Ada"}'
 rule_end
 
+rule_begin a_raw_newline_inside_a_string_is_not_rewritten_but_refused
+printf '{"s":"a\nb"}\n' | timeout 20 "$LEDGERCALL" --dir "$d" --tool lookup_e --call-id p5 --args - >/dev/null 2>"$work/lc.err"
+rule_eq status 1 $?
+rule_has stderr "$(cat "$work/lc.err")" "EINVAL"
+rule_eq "no decision" "" "$(grep -F '"call_id":"p5"' "$(lf_ledger C)" | grep -F '"phase":"decision"')"
+rule_end
+
 check generated_call_ids_are_accepted "$LEDGERCALL" --dir "$d" --tool lookup_b
 lf_finish

@@ -116,11 +116,14 @@ rows0=$(lf_rows C)
 mcp '1' '"x"' \
 	'{"jsonrpc":"2.0","id":60,"method":"tools/call","params":{"name":"send_u","arguments":{"s":"a\u0000b"}}}'
 assert_contains a_json_scalar_is_32600_not_32700 "$(sed -n 1p "$work/out")" '"id":null,"error":{"code":-32600'
+
 rule_begin arguments_holding_a_nul_are_answered_with_their_id_as_a_refused_call
 rule_has answer "$(answer 60)" '"isError":true'
 rule_has answer "$(answer 60)" 'ledgerfs refused the call: Invalid argument'
 rule_eq "rows: the refusal" 1 $(($(lf_rows C) - rows0))
 rule_end
+mcp '{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"lookup_\u0000delete_all","arguments":{}}}'
+assert_contains a_tool_name_holding_a_nul_is_32602_with_its_id "$(answer 64)" '"code":-32602'
 
 # A tools file may leave a tool's inputSchema out; MCP requires one.
 printf '{"tools":[{"name":"lookup_x"},{"name":"send_y","inputSchema":{"type":"object","properties":{}}}]}' >"$work/tools.json"

@@ -120,6 +120,14 @@ rule_begin verify_key_finds_rows_cut_from_the_end_by_the_signed_checkpoints
 rule_eq exit 1 "$rc"
 rule_has says "$out" "(truncated)"
 rule_end
+rm -rf "$work/nock" && cp -a "$backing/cases/S" "$work/nock"
+rm -rf "$work/nock/checkpoint" "$work/nock/checkpoints"
+out=$(timeout 30 "$LEDGERCTL" verify "$work/nock" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_key_finds_the_checkpoints_of_turns_removed
+rule_eq exit 1 "$rc"
+rule_has says "$out" "bad: no signed checkpoint of the turn at row"
+rule_end
 out=$(timeout 30 "$LEDGERCTL" verify "$work/cut" --seal-key "$work/S.k0" --key "$key" 2>&1)
 rc=$?
 rule_begin verify_seal_key_with_the_host_key_checks_the_checkpoints_too
