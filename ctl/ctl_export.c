@@ -284,13 +284,40 @@ static int export_gather(const char *mount, const char *backing,
 		member_add(x, "tools.json", text, len);
 	else
 		free(text);
-	/* Signed checkpoints (ledgerfs-ledger(5) SIGNED CHECKPOINTS). */
-	text = slurp_at(bfd, "checkpoint", TAR_MAX_DOC, &len);
-	if (text)
-		member_add(x, "checkpoint", text, len);
-	text = ctl_tree_kept_checkpoints(bfd, &len);
-	if (text)
-		member_add(x, "checkpoints", text, len);
+	/*
+	 * Signed checkpoints (ledgerfs-ledger(5) SIGNED CHECKPOINTS),
+	 * checked against the ledger with the host key as verify --key
+	 * checks them, so the report inside counts them.
+	 */
+	{
+		size_t l1 = 0, l2 = 0;
+		char *one = slurp_at(bfd, "checkpoint", TAR_MAX_DOC, &l1);
+		char *many = ctl_tree_kept_checkpoints(bfd, &l2);
+		char *both = malloc(l1 + l2 + 1);
+
+		if (both && kp) {
+			if (one)
+				memcpy(both, one, l1);
+			if (many)
+				memcpy(both + (one ? l1 : 0), many, l2);
+			ctl_verify_own_checkpoints(
+				NULL, both, (one ? l1 : 0) + (many ? l2 : 0),
+				"checkpoints", mfd,
+				key_path ? key_path : CTL_DEFAULT_KEY, &v);
+		}
+		free(both);
+		if (one)
+			member_add(x, "checkpoint", one, l1);
+		if (many)
+			member_add(x, "checkpoints", many, l2);
+		if (v.status != 0) {
+			fprintf(stderr,
+				"ledgerctl export: %s: the ledger does not verify: %s\n",
+				name, v.reason);
+			rc = v.status;
+			goto out;
+		}
+	}
 	text = json_text(ev, &len);
 	ev = NULL;
 	if (member_add(x, "evidence.json", text, len))

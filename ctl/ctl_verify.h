@@ -120,7 +120,8 @@ int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
 /*
  * `verify --key`: the signed checkpoints that travel with a ledger (a
  * backing case folder's `checkpoint` and checkpoints/, when dir is not
- * NULL, else text, an export's members one after another), checked
+ * NULL, else text, an export's members one after another, NULL or empty
+ * when it has none), checked
  * against fd's tree with the verifier key of the signing key beside
  * host_key_path (ctl/ctl_verify_pub.c).  Into v: the count, or status 1
  * and the reason.  Without a signing key to read they are not checked

@@ -104,6 +104,8 @@ rc=$?
 rule_begin verify_tar_key_checks_the_signed_checkpoints_it_carries
 rule_eq exit 0 "$rc"
 rule_has says "$out" "signed checkpoint(s) match the ledger"
+rule_has "the report inside counts them" \
+	"$(tar -xOf "$work/closed.tar" E/verify.json)" '"checkpoints": 2'
 rule_end
 out=$(ctl verify "$work/closed.tar" --key "$key" --require-mac 2>&1)
 rc=$?
@@ -134,6 +136,19 @@ rc=$?
 rule_begin verify_tar_key_finds_a_forged_row_of_a_closed_epoch_by_its_checkpoints
 rule_eq exit 1 "$rc"
 rule_has says "$out" "do not have the tree root signed in"
+rule_end
+
+# The same closed export with its checkpoint members dropped (and
+# SHA256SUMS made again): the close's checkpoint is missing.
+rm -rf "$work/y" && mkdir "$work/y" && tar -xf "$work/closed.tar" -C "$work/y"
+rm -f "$work/y/E/checkpoint" "$work/y/E/checkpoints"
+(cd "$work/y/E" && for f in *; do [ "$f" = SHA256SUMS ] || sha256sum "$f"; done >SHA256SUMS)
+repack "$work/y" "$work/nockpt.tar"
+out=$(ctl verify "$work/nockpt.tar" --key "$key" 2>&1)
+rc=$?
+rule_begin verify_tar_key_finds_the_checkpoints_dropped
+rule_eq exit 1 "$rc"
+rule_has says "$out" "no signed checkpoint of the"
 rule_end
 
 out=$(ctl export NOPE "$work/n.tar" --backing "$backing" --key "$key" 2>&1)
