@@ -51,6 +51,8 @@ rule_end
 
 # repack DIR OUT: the extracted folder back into a ustar archive
 repack() { (cd "$1" && tar --format=ustar -cf "$2" E/*); }
+# resum DIR: SHA256SUMS made again for the members DIR/E holds now
+resum() { (cd "$1/E" && for f in *; do [ "$f" = SHA256SUMS ] || sha256sum "$f"; done >SHA256SUMS); }
 
 cp -r "$work/x" "$work/y"
 printf '{"tampered":true}\n' >"$work/y/E/policy.json"
@@ -129,7 +131,7 @@ v = json.load(open(os.path.join(d, "verify.json")))
 v["head"] = hashlib.sha256(lines[-1]).hexdigest()
 json.dump(v, open(os.path.join(d, "verify.json"), "w"))
 FORGE
-(cd "$work/y/E" && for f in *; do [ "$f" = SHA256SUMS ] || sha256sum "$f"; done >SHA256SUMS)
+resum "$work/y"
 repack "$work/y" "$work/forged.tar"
 out=$(ctl verify "$work/forged.tar" --key "$key" 2>&1)
 rc=$?
@@ -142,7 +144,7 @@ rule_end
 # SHA256SUMS made again): the close's checkpoint is missing.
 rm -rf "$work/y" && mkdir "$work/y" && tar -xf "$work/closed.tar" -C "$work/y"
 rm -f "$work/y/E/checkpoint" "$work/y/E/checkpoints"
-(cd "$work/y/E" && for f in *; do [ "$f" = SHA256SUMS ] || sha256sum "$f"; done >SHA256SUMS)
+resum "$work/y"
 repack "$work/y" "$work/nockpt.tar"
 out=$(ctl verify "$work/nockpt.tar" --key "$key" 2>&1)
 rc=$?
