@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,15 @@ static int load_keyed(const struct ev_args *a, int fd, const char *case_id,
 	return rc;
 }
 
+/* A ustar archive (an export): "ustar" at offset 257. */
+static bool is_ustar(int fd)
+{
+	char magic[5];
+
+	return pread(fd, magic, sizeof(magic), 257) == (ssize_t)sizeof(magic) &&
+	       !memcmp(magic, "ustar", sizeof(magic));
+}
+
 /* The folder's own name: the case id its ledger must carry. */
 static char *case_name_of(const char *dir)
 {
@@ -337,7 +347,13 @@ static int load_events(const struct ev_args *a, json_t **events)
 		goto out;
 	}
 	ctl_note_commit_journal(a->cmd, a->ledger);
-	if (S_ISREG(st.st_mode)) {
+	if (S_ISREG(st.st_mode) && is_ustar(fd)) {
+		/* An export holds its evidence.json; its ledger is checked by
+		 * verify (ledgerctl(1) EXPORT). */
+		fprintf(stderr,
+			"ledgerctl %s: %s is an export: its evidence is the member evidence.json, and `ledgerctl verify %s` checks it\n",
+			a->cmd, a->ledger, a->ledger);
+	} else if (S_ISREG(st.st_mode)) {
 		rc = load_keyed(a, fd, NULL, &rows);
 	} else if (!S_ISDIR(st.st_mode)) {
 		fprintf(stderr,

@@ -42,6 +42,13 @@ rule_has says "$out" "ok: $tarf: case E, 7 files match SHA256SUMS"
 rule_has macs "$out" "MACs checked"
 rule_end
 
+out=$(ctl evidence "$tarf" --key "$key" 2>&1)
+rc=$?
+rule_begin evidence_of_an_export_points_to_its_member_and_to_verify
+rule_eq exit 2 "$rc"
+rule_has says "$out" "is an export: its evidence is the member evidence.json"
+rule_end
+
 rule_begin verify_tar_json
 ctl verify "$tarf" --key "$key" --json >"$work/t.json" 2>/dev/null
 rule_eq fields "ok ok ok" "$(python3 -c 'import json,sys
