@@ -59,7 +59,8 @@ def direct(i):
 
 
 def relayed(i):
-    body = json.dumps({"pre_context": {"session": {"case_id": case},
+    body = json.dumps({"pre_context": {"interception_point": "pre_tool_call",
+                                       "session": {"case_id": case},
                                        "tool_call": {"id": f"r{i}", "name": "lookup_b",
                                                      "args": {"i": i}}}})
     t = time.perf_counter()

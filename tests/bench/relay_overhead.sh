@@ -15,8 +15,11 @@ lf_setup
 lf_start
 lf_open_reg C
 relay_start C
+rc=0
 python3 "$top_srcdir/tests/bench/relay_overhead.py" "$(lf_tdir C)" \
 	"$relay_url" "$RELAY_TOKEN" C "${1:-1000}" \
-	$([ -x "$top_builddir/ledgerfs-mcp" ] && echo "$top_builddir/ledgerfs-mcp")
+	$([ -x "$top_builddir/ledgerfs-mcp" ] && echo "$top_builddir/ledgerfs-mcp") ||
+	rc=$?
 relay_stop
 lf_stop
+exit $rc

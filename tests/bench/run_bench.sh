@@ -441,7 +441,7 @@ fi
 
 # --- relay and MCP server: overhead per call over a direct file call ----
 if want paths; then
-P=$(top_srcdir=$S top_builddir=$B timeout $T sh "$S/tests/bench/relay_overhead.sh" "$PATH_CALLS" 2>>"$WORK/client.log" | tail -1)
+P=$(top_srcdir=$S top_builddir=$B timeout $T sh "$S/tests/bench/relay_overhead.sh" "$PATH_CALLS" 2>"$WORK/paths.log" | tail -1)
 case $P in
 '{'*)
 	js() { echo "$P" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$1', ''))"; }
@@ -449,7 +449,7 @@ case $P in
 	fig relay_over "$(js relay_overhead_p50_us)"
 	fig mcp_over "$(js mcp_overhead_p50_us)"
 	fig direct_p50 "$(js direct_p50_us)" ;;
-*) echo "paths: not measured: $P" ;;
+*) echo "paths: not measured: ${P:-$(grep -v '^ *$' "$WORK/paths.log" | tail -1)}" ;;
 esac
 fi
 
@@ -579,5 +579,6 @@ v=$(got relay_over)
 v=$(got console_ratio)
 [ -n "$v" ] && echo "  console streaming: call p50 x $v of the same calls without it"
 v=$(got restart_ms)
-[ -n "$v" ] && echo "  restart of $RESTART (cases rows): $v ms wall, $(got restart_cpu) ms CPU"
+set -- $RESTART
+[ -n "$v" ] && echo "  restart of $1 cases x $2 rows each: $v ms wall, $(got restart_cpu) ms CPU"
 exit 0
