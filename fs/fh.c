@@ -84,6 +84,35 @@ off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
 	return size;
 }
 
+/* The daemon-wide count of budget b: the case's is kept by the core. */
+static _Atomic size_t *fh_budget_held(enum case_budget b)
+{
+	struct lfs_ctx *ctx = lfs_context();
+
+	return b == CASE_OPEN_COPIES ? &ctx->snap_bytes : &ctx->pending_bytes;
+}
+
+int fh_charge(struct lfs_fh *fh, enum case_budget b, size_t add)
+{
+	struct lfs_ctx *ctx = lfs_context();
+	_Atomic size_t *all = fh_budget_held(b);
+
+	if (!case_charge(fh->n.c, b, add, FH_CASE_PENDING(ctx)))
+		return -ENOBUFS;
+	if (atomic_fetch_add(all, add) + add > ctx->max_pending) {
+		atomic_fetch_sub(all, add);
+		case_uncharge(fh->n.c, b, add);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+void fh_uncharge(struct lfs_fh *fh, enum case_budget b, size_t n)
+{
+	atomic_fetch_sub(fh_budget_held(b), n);
+	case_uncharge(fh->n.c, b, n);
+}
+
 /*
  * The copy a target's open of its tools, reply or replies/ID makes the
  * daemon hold is bounded as its partial lines are, by bounds of the same
@@ -94,20 +123,13 @@ off_t lfs_fh_size(struct node *n, struct fuse_file_info *fi)
  */
 static int fh_charge_snapshot(struct lfs_fh *fh)
 {
-	struct lfs_ctx *ctx = lfs_context();
 	enum node_kind parent = tree_info(fh->n.kind)->parent;
-	size_t add = fh->snap_len;
 
 	if ((parent != N_TARGET && parent != N_REPLIES) ||
-	    fh->n.kind == N_ERROR || !add)
+	    fh->n.kind == N_ERROR || !fh->snap_len)
 		return 0;
-	if (!case_charge_snapshot(fh->n.c, add, FH_CASE_PENDING(ctx)))
+	if (fh_charge(fh, CASE_OPEN_COPIES, fh->snap_len) < 0)
 		return -ENOBUFS;
-	if (atomic_fetch_add(&ctx->snap_bytes, add) + add > ctx->max_pending) {
-		atomic_fetch_sub(&ctx->snap_bytes, add);
-		case_uncharge_snapshot(fh->n.c, add);
-		return -ENOBUFS;
-	}
 	fh->snap_charged = true;
 	return 0;
 }
@@ -328,10 +350,8 @@ static void fh_free(struct lfs_fh *fh)
 	pthread_mutex_destroy(&fh->rep_lock);
 	if (fh->n.kind == N_SEAL_KEY && fh->snap)
 		explicit_bzero(fh->snap, fh->snap_len);
-	if (fh->snap_charged) {
-		atomic_fetch_sub(&lfs_context()->snap_bytes, fh->snap_len);
-		case_uncharge_snapshot(fh->n.c, fh->snap_len);
-	}
+	if (fh->snap_charged)
+		fh_uncharge(fh, CASE_OPEN_COPIES, fh->snap_len);
 	free(fh->snap);
 	if (tree_info(fh->n.kind)->line_input)
 		fh_line_free(fh);

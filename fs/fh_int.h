@@ -76,6 +76,14 @@ int fh_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n);
 /* Free a line file's buffer and give its bytes back to the budget. */
 void fh_line_free(struct lfs_fh *fh);
 
+/*
+ * Charge add bytes to fh's case and to the daemon, each within its bound
+ * for budget b (ledgerfs(8) LIMITS): 0, or -ENOBUFS with nothing charged.
+ * fh_uncharge gives n bytes back to both.
+ */
+int fh_charge(struct lfs_fh *fh, enum case_budget b, size_t add);
+void fh_uncharge(struct lfs_fh *fh, enum case_budget b, size_t n);
+
 /* One complete line to the core.  0 or -errno. */
 int fh_line(struct lfs_fh *fh, const char *line, size_t len);
 

@@ -22,7 +22,6 @@
  */
 static int fh_line_room(struct lfs_fh *fh, size_t need, size_t limit)
 {
-	struct lfs_ctx *ctx = lfs_context();
 	size_t ncap = fh->cap ? fh->cap : 256, add;
 	char *t;
 
@@ -33,22 +32,12 @@ static int fh_line_room(struct lfs_fh *fh, size_t need, size_t limit)
 	if (ncap > limit + 1)
 		ncap = limit + 1;
 	add = ncap - fh->cap;
-	if (fh->charged) {
-		if (!case_charge_pending(fh->n.c, add, FH_CASE_PENDING(ctx)))
-			return -ENOBUFS;
-		if (atomic_fetch_add(&ctx->pending_bytes, add) + add >
-		    ctx->max_pending) {
-			atomic_fetch_sub(&ctx->pending_bytes, add);
-			case_uncharge_pending(fh->n.c, add);
-			return -ENOBUFS;
-		}
-	}
+	if (fh->charged && fh_charge(fh, CASE_PENDING_LINES, add) < 0)
+		return -ENOBUFS;
 	t = realloc(fh->buf, ncap);
 	if (!t) {
-		if (fh->charged) {
-			atomic_fetch_sub(&ctx->pending_bytes, add);
-			case_uncharge_pending(fh->n.c, add);
-		}
+		if (fh->charged)
+			fh_uncharge(fh, CASE_PENDING_LINES, add);
 		return -ENOMEM;
 	}
 	fh->buf = t;
@@ -59,10 +48,8 @@ static int fh_line_room(struct lfs_fh *fh, size_t need, size_t limit)
 /* Free the line buffer and give its bytes back to the budget. */
 void fh_line_free(struct lfs_fh *fh)
 {
-	if (fh->charged) {
-		atomic_fetch_sub(&lfs_context()->pending_bytes, fh->cap);
-		case_uncharge_pending(fh->n.c, fh->cap);
-	}
+	if (fh->charged)
+		fh_uncharge(fh, CASE_PENDING_LINES, fh->cap);
 	free(fh->buf);
 	fh->buf = NULL;
 	fh->len = fh->cap = 0;

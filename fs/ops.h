@@ -16,8 +16,8 @@ struct lfs_ctx {
 	size_t max_line;
 	time_t started;
 	size_t max_pending; /* bytes of partial target lines, daemon-wide */
-	_Atomic size_t pending_bytes; /* held now (fh_line.c) */
-	_Atomic size_t snap_bytes; /* target files' copies held open (fh.c) */
+	_Atomic size_t pending_bytes; /* partial lines held now (fh_charge) */
+	_Atomic size_t snap_bytes; /* copies of target files held (fh_charge) */
 	unsigned proto_minor;	   /* the kernel's, from INIT */
 };
 

@@ -159,15 +159,16 @@ enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
 			     struct lf_why *why);
 
 /*
- * The view's partial target lines, counted per case so one target cannot
- * take the whole daemon-wide budget (ledgerfs(8) LIMITS).  Charge add
- * bytes unless that passes limit (false: nothing charged); give back n.
+ * Bytes the view holds for a case, counted per case so one target cannot
+ * take the whole daemon-wide budget (ledgerfs(8) LIMITS): its targets'
+ * partial lines, and the copies of its target files held open.  Charge
+ * add bytes unless that passes limit (false: nothing charged); give back
+ * n.
  */
-bool case_charge_pending(struct lf_case *c, size_t add, size_t limit);
-void case_uncharge_pending(struct lf_case *c, size_t n);
-/* The same for the copies of its target files held open (view). */
-bool case_charge_snapshot(struct lf_case *c, size_t add, size_t limit);
-void case_uncharge_snapshot(struct lf_case *c, size_t n);
+enum case_budget { CASE_PENDING_LINES, CASE_OPEN_COPIES };
+bool case_charge(struct lf_case *c, enum case_budget b, size_t add,
+		 size_t limit);
+void case_uncharge(struct lf_case *c, enum case_budget b, size_t n);
 
 /* Views: each returns a malloc'd NUL-terminated text, or NULL. */
 char *case_status_json(struct lf_case *c);

@@ -244,30 +244,23 @@ size_t case_memory(struct lf_case *c)
 	return n;
 }
 
-static bool case_charge(_Atomic size_t *held, size_t add, size_t limit)
+static _Atomic size_t *case_budget_held(struct lf_case *c, enum case_budget b)
 {
+	return b == CASE_OPEN_COPIES ? &c->snap_bytes : &c->pending_bytes;
+}
+
+bool case_charge(struct lf_case *c, enum case_budget b, size_t add,
+		 size_t limit)
+{
+	_Atomic size_t *held = case_budget_held(c, b);
+
 	if (atomic_fetch_add(held, add) + add <= limit)
 		return true;
 	atomic_fetch_sub(held, add);
 	return false;
 }
 
-bool case_charge_pending(struct lf_case *c, size_t add, size_t limit)
+void case_uncharge(struct lf_case *c, enum case_budget b, size_t n)
 {
-	return case_charge(&c->pending_bytes, add, limit);
-}
-
-void case_uncharge_pending(struct lf_case *c, size_t n)
-{
-	atomic_fetch_sub(&c->pending_bytes, n);
-}
-
-bool case_charge_snapshot(struct lf_case *c, size_t add, size_t limit)
-{
-	return case_charge(&c->snap_bytes, add, limit);
-}
-
-void case_uncharge_snapshot(struct lf_case *c, size_t n)
-{
-	atomic_fetch_sub(&c->snap_bytes, n);
+	atomic_fetch_sub(case_budget_held(c, b), n);
 }
