@@ -20,6 +20,7 @@
 #include "chain.h"
 #include "ctl.h"
 #include "mocks.h"
+#include "optarg.h"
 #include "policy.h"
 #include "request.h"
 #include "tools.h"
@@ -256,21 +257,14 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	int i, err, rc = 1;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
-			policy = argv[++i];
-		else if (strcmp(argv[i], "--mocks") == 0 && i + 1 < argc)
-			mocks = argv[++i];
-		else if (strcmp(argv[i], "--env-file") == 0 && i + 1 < argc)
-			envf = argv[++i];
-		else if (strcmp(argv[i], "--cassettes") == 0 && i + 1 < argc)
-			cassettes = argv[++i];
-		else if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
-			tools = argv[++i];
-		else if (strcmp(argv[i], "--seal-key-out") == 0 && i + 1 < argc)
-			seal_out = argv[++i];
-		else if (strncmp(argv[i], "--seal-key-out=", 15) == 0)
-			seal_out = argv[i] + 15;
-		else if (!name && argv[i][0] != '-')
+		if (opt_value(argc, argv, &i, "--policy", &policy) ||
+		    opt_value(argc, argv, &i, "--mocks", &mocks) ||
+		    opt_value(argc, argv, &i, "--env-file", &envf) ||
+		    opt_value(argc, argv, &i, "--cassettes", &cassettes) ||
+		    opt_value(argc, argv, &i, "--tools", &tools) ||
+		    opt_value(argc, argv, &i, "--seal-key-out", &seal_out))
+			continue;
+		if (!name && argv[i][0] != '-')
 			name = argv[i];
 		else
 			goto usage;
@@ -385,11 +379,9 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 	int i, err;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
-			tv = argv[++i];
-		else if (strncmp(argv[i], "--timeout=", 10) == 0)
-			tv = argv[i] + 10;
-		else if (!name && argv[i][0] != '-')
+		if (opt_value(argc, argv, &i, "--timeout", &tv))
+			continue;
+		if (!name && argv[i][0] != '-')
 			name = argv[i];
 		else
 			name = NULL, i = argc;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "optarg.h"
 
 #define CT_USAGE                                                               \
 	"usage: ledgerctl check-target PID [--mount DIR] [--backing DIR] [--key FILE]\n"
@@ -503,21 +504,16 @@ int ctl_check_target_main(int argc, char **argv)
 		mount = getenv("LEDGERFS_MOUNT");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		const char **slot = NULL;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(CT_USAGE, stdout);
 			return 0;
 		}
-		if (!strcmp(a, "--mount"))
-			slot = &mount;
-		else if (!strcmp(a, "--backing"))
-			slot = &backing;
-		else if (!strcmp(a, "--key"))
-			slot = &key;
-		if (slot && i + 1 < argc) {
-			*slot = argv[++i];
-		} else if (slot || (a[0] == '-' && a[1]) || pid) {
+		if (opt_value(argc, argv, &i, "--mount", &mount) ||
+		    opt_value(argc, argv, &i, "--backing", &backing) ||
+		    opt_value(argc, argv, &i, "--key", &key))
+			continue;
+		if ((a[0] == '-' && a[1]) || pid) {
 			fprintf(stderr,
 				"ledgerctl check-target: bad argument %s\n%s",
 				a, CT_USAGE);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lfclient.h"
+#include "optarg.h"
 
 static struct lfc lc;
 
@@ -165,11 +166,10 @@ static int do_result(int argc, char **argv)
 	int is_error = 0, executed = 1, i, err;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--call-id") == 0 && i + 1 < argc)
-			id = argv[++i];
-		else if (strcmp(argv[i], "--returned") == 0 && i + 1 < argc)
-			returned = argv[++i];
-		else if (strcmp(argv[i], "--error") == 0)
+		if (opt_value(argc, argv, &i, "--call-id", &id) ||
+		    opt_value(argc, argv, &i, "--returned", &returned))
+			continue;
+		if (strcmp(argv[i], "--error") == 0)
 			is_error = 1;
 		else if (strcmp(argv[i], "--not-executed") == 0)
 			executed = 0;
@@ -211,10 +211,9 @@ int main(int argc, char **argv)
 	const char *tool = NULL, *args = "{}", *id = NULL, *dir = NULL;
 	int i = 1;
 
-	if (i + 1 < argc && strcmp(argv[i], "--dir") == 0) {
-		dir = argv[i + 1];
-		i += 2;
-	}
+	/* --dir may come before the command word (result, register). */
+	if (i < argc && opt_value(argc, argv, &i, "--dir", &dir))
+		i++;
 	if (lfc_init(&lc, dir)) {
 		fprintf(stderr, "ledgercall: folder name too long\n");
 		return 1;
@@ -224,16 +223,13 @@ int main(int argc, char **argv)
 	if (i < argc && strcmp(argv[i], "register") == 0 && i + 1 == argc)
 		return do_register();
 	for (; i < argc; i++) {
-		if (strcmp(argv[i], "--tool") == 0 && i + 1 < argc)
-			tool = argv[++i];
-		else if (strcmp(argv[i], "--args") == 0 && i + 1 < argc)
-			args = argv[++i];
-		else if (strcmp(argv[i], "--call-id") == 0 && i + 1 < argc)
-			id = argv[++i];
-		else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
-			dir = argv[++i];
-		else if (strcmp(argv[i], "-h") == 0 ||
-			 strcmp(argv[i], "--help") == 0)
+		if (opt_value(argc, argv, &i, "--tool", &tool) ||
+		    opt_value(argc, argv, &i, "--args", &args) ||
+		    opt_value(argc, argv, &i, "--call-id", &id) ||
+		    opt_value(argc, argv, &i, "--dir", &dir))
+			continue;
+		if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0)
 			return usage(), 0;
 		else
 			return usage(), 1;

@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# cli_option_forms.sh - ledgerctl and ledgercall take every option that
+# has a value as --OPTION VALUE and as --OPTION=VALUE (ledgerctl(1),
+# ledgercall(1) DESCRIPTION): each form does the same, on a real mount.
+. "$(dirname "$0")/lib.sh"
+lf_setup
+lf_start
+
+cat >"$work/p.yaml" <<'P'
+interactions:
+  - match: lookup_*
+    mode: pass
+  - match: resume_*
+    mode: mock
+default: block
+P
+cat >"$work/m.yaml" <<'M'
+mocks:
+  - tool: resume_*
+    response: {ok: true}
+M
+printf '{"tools":[{"name":"lookup_a","inputSchema":{"type":"object"}}]}\n' >"$work/t.json"
+
+# open_in FORM CASE: ledgerctl open with every option in FORM.
+open_in() {
+	if [ "$1" = eq ]; then
+		"$LEDGERCTL" --mount="$mnt" open "$2" --policy="$work/p.yaml" \
+			--mocks="$work/m.yaml" --tools="$work/t.json" \
+			--env-file="$work/env" --cassettes="$work" \
+			--seal-key-out="$work/k0-$2"
+	else
+		"$LEDGERCTL" --mount "$mnt" open "$2" --policy "$work/p.yaml" \
+			--mocks "$work/m.yaml" --tools "$work/t.json" \
+			--env-file "$work/env" --cassettes "$work" \
+			--seal-key-out "$work/k0-$2"
+	fi
+}
+
+for f in space eq; do
+	C=O$f
+	rule_begin "ledgerctl_open_takes_each_option_in_form_$f"
+	rm -f "$work/env"
+	open_in $f $C >/dev/null 2>"$work/open-$f.err" ||
+		rule_fail "exit $?: $(cat "$work/open-$f.err")"
+	tok=$(sed -n 's/^LEDGERFS_TOKEN=//p' "$work/env" 2>/dev/null)
+	rule_has "policy" "$(cat "$(lf_cdir $C)/policy" 2>&1)" "resume_*"
+	rule_has "mocks" "$(cat "$(lf_cdir $C)/mocks" 2>&1)" "resume_*"
+	rule_has "tools" "$(cat "$(lf_tdir $C)/tools" 2>&1)" "lookup_a"
+	rule_eq "seal key file" 32 "$(wc -c <"$work/k0-$C" 2>/dev/null | tr -d ' ')"
+	rule_eq "environment file" "$(lf_token $C)" "$tok"
+	rule_end
+
+	rule_begin "ledgercall_takes_each_option_in_form_$f"
+	T=$(lf_tdir $C)
+	printf '{"case_id":"%s","token":"%s"}\n' $C "$tok" >"$T/register"
+	if [ $f = eq ]; then
+		out=$("$LEDGERCALL" --dir="$T" --tool=resume_x --args='{"a":1}' --call-id=m1)
+		rc=$?
+		"$LEDGERCALL" --dir="$T" --tool=lookup_a --call-id=p1 >/dev/null
+		"$LEDGERCALL" --dir="$T" result --call-id=p1 --returned='{"v":2}'
+	else
+		out=$("$LEDGERCALL" --dir "$T" --tool resume_x --args '{"a":1}' --call-id m1)
+		rc=$?
+		"$LEDGERCALL" --dir "$T" --tool lookup_a --call-id p1 >/dev/null
+		"$LEDGERCALL" --dir "$T" result --call-id p1 --returned '{"v":2}'
+	fi
+	rule_eq "mock exit" 3 "$rc"
+	rule_has "mock reply" "$out" '"call_id":"m1"'
+	rule_has "mock args recorded" "$(grep -F '"call_id":"m1"' "$(lf_ledger $C)")" '"a":1'
+	rule_has "result recorded" "$(grep -F '"phase":"completion"' "$(lf_ledger $C)")" '"v":2'
+	rule_end
+
+	rule_begin "ledgerctl_wait_and_check_target_take_their_options_in_form_$f"
+	"$LEDGERCTL" --mount "$mnt" open W$f --policy "$work/p.yaml" >/dev/null
+	if [ $f = eq ]; then
+		"$LEDGERCTL" --mount="$mnt" wait W$f --timeout=200ms 2>/dev/null
+		wrc=$?
+		"$LEDGERCTL" check-target --mount="$mnt" --backing="$backing" \
+			--key="$key" $$ >/dev/null 2>&1
+		crc=$?
+	else
+		"$LEDGERCTL" --mount "$mnt" wait W$f --timeout 200ms 2>/dev/null
+		wrc=$?
+		"$LEDGERCTL" check-target --mount "$mnt" --backing "$backing" \
+			--key "$key" $$ >/dev/null 2>&1
+		crc=$?
+	fi
+	echo "$wrc $crc" >"$work/wait-$f"
+	[ $f = eq ] && rule_eq "same exits as the space form" \
+		"$(cat "$work/wait-space")" "$wrc $crc"
+	rule_eq "wait times out (1), check-target runs (not 2)" "1 ok" \
+		"$wrc $([ $crc != 2 ] && echo ok)"
+	rule_end
+done
+
+lf_finish
