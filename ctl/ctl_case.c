@@ -22,6 +22,7 @@
 #include "mocks.h"
 #include "optarg.h"
 #include "policy.h"
+#include "pyval.h"
 #include "request.h"
 #include "tools.h"
 #include "units.h"
@@ -118,6 +119,11 @@ static char *ctl_prepare_doc(const char *file, const char *dir, int is_mocks)
 	struct mocks *m = NULL;
 	char *text = NULL;
 
+	/* An empty or false document is an empty one, as ASSERT loads it. */
+	if (inl && !json_is_object(inl) && !pyval_truthy(inl)) {
+		json_decref(inl);
+		inl = json_object();
+	}
 	if (inl && (is_mocks ? mocks_load(inl, &m, &why)
 			     : policy_load(inl, &p, &why)) == LF_OK)
 		text = json_dumps(inl, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

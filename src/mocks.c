@@ -481,7 +481,8 @@ enum lf_err mocks_load(json_t *doc, struct mocks **out, struct lf_why *why)
 	size_t i, compiled = 0;
 
 	*out = NULL;
-	if (json_is_null(doc))
+	/* ASSERT: yaml.safe_load(...) or {}, so a false document is empty. */
+	if (doc && !json_is_object(doc) && !pyval_truthy(doc))
 		doc = NULL;
 	if (doc && !json_is_object(doc))
 		return lf_fail(why, LF_EINVAL_DOC,

@@ -263,6 +263,19 @@ enum lf_err policy_load(json_t *doc, struct policy **out, struct lf_why *why)
 	size_t i;
 
 	*out = NULL;
+	/*
+	 * ASSERT loads yaml.safe_load(...) or {}: a document Python deems
+	 * false (empty, null, false, 0, '', []) is an empty policy.
+	 */
+	if (!doc || (!json_is_object(doc) && !pyval_truthy(doc))) {
+		json_t *empty = json_object();
+
+		if (!empty)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		rc = policy_load(empty, out, why);
+		json_decref(empty);
+		return rc;
+	}
 	if (!json_is_object(doc))
 		return lf_fail(why, LF_EINVAL_DOC,
 			       "policy: the document must be a mapping");

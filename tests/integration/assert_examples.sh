@@ -65,4 +65,19 @@ assert_contains default_block_carries_the_default_note "$r" \
 	'"matched":"<default>","returned":{"message":"Tool delete was blocked by sandbox mediation policy.","status":"blocked"},"policy_note":"deny-and-record unknown tool calls","is_error":true'
 
 check the_ledger_verifies lf_verify A
+
+# ASSERT loads yaml.safe_load(...) or {}: empty documents open and block.
+rule_begin empty_policy_and_mocks_files_open_and_block_every_call_as_in_assert
+: >"$work/empty.yaml"
+printf '# nothing yet\n' >"$work/comment.yaml"
+ctl open E --policy "$work/empty.yaml" --mocks "$work/comment.yaml" \
+	--env-file "$work/E.env" 2>"$work/E.err" ||
+	rule_fail "open: $(cat "$work/E.err")"
+lf_register E
+printf '{"call_id":"e1","tool":"lookup","args":{}}\n' >"$(lf_tdir E)/request"
+r=$(cat "$(lf_tdir E)/replies/e1")
+rule_has reply "$r" '"mode":"block"'
+rule_has reply "$r" '"reason":"blocked by default mediation policy"'
+rule_has reply "$r" '"policy_note":"deny unknown tool"'
+rule_end
 lf_finish

@@ -101,6 +101,24 @@ static bool fits(const char *when, const char *args)
 	return hit;
 }
 
+/* ASSERT loads yaml.safe_load(...) or {}: a false document is empty. */
+Test(mocks, a_false_document_is_an_empty_library_as_assert_loads_it)
+{
+	static const char *const docs[] = {"", "# nothing\n", "~\n",
+					   "false\n", "0\n", "''\n", "[]\n"};
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		struct mocks *m = load_text(docs[i]);
+		struct mock_result r = resolve(m, NULL, "c", "t", "{}", NULL);
+
+		cr_assert_eq(r.mock_rule, -1, "%s", docs[i]);
+		mocks_result_clear(&r);
+		mocks_free(m);
+	}
+	refused("[1]\n", "mock file must be a mapping, got list");
+}
+
 Test(mocks, every_operator_fits_as_specified)
 {
 	static const struct {

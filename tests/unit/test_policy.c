@@ -210,6 +210,27 @@ Test(policy, absent_default_blocks_with_the_exact_reason)
 	policy_free(p);
 }
 
+/* ASSERT loads yaml.safe_load(...) or {}: a false document is empty. */
+Test(policy, a_false_document_is_an_empty_policy_that_blocks_as_assert_loads_it)
+{
+	static const char *const docs[] = {"", "# nothing\n", "~\n", "null\n",
+					   "false\n", "0\n", "''\n", "[]\n"};
+	struct policy_decision d;
+	size_t i;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		struct policy *p = load_text(docs[i]);
+
+		policy_decide(p, "lookup", &d);
+		cr_assert_eq(d.mode, LF_MODE_BLOCK, "%s", docs[i]);
+		cr_assert_str_eq(d.matched, "<default>");
+		cr_assert_str_eq(d.note, "deny unknown tool");
+		policy_free(p);
+	}
+	refused("[1]\n", "policy: the document must be a mapping");
+	refused("yes\n", "policy: the document must be a mapping");
+}
+
 Test(policy, reason_and_matched_texts_are_exact)
 {
 	static const struct {
