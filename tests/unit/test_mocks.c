@@ -104,8 +104,8 @@ static bool fits(const char *when, const char *args)
 /* ASSERT loads yaml.safe_load(...) or {}: a false document is empty. */
 Test(mocks, a_false_document_is_an_empty_library_as_assert_loads_it)
 {
-	static const char *const docs[] = {"", "# nothing\n", "~\n",
-					   "false\n", "0\n", "''\n", "[]\n"};
+	static const char *const docs[] = {
+		"", "# nothing\n", "~\n", "false\n", "0\n", "''\n", "[]\n"};
 	size_t i;
 
 	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {

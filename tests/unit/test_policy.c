@@ -213,8 +213,9 @@ Test(policy, absent_default_blocks_with_the_exact_reason)
 /* ASSERT loads yaml.safe_load(...) or {}: a false document is empty. */
 Test(policy, a_false_document_is_an_empty_policy_that_blocks_as_assert_loads_it)
 {
-	static const char *const docs[] = {"", "# nothing\n", "~\n", "null\n",
-					   "false\n", "0\n", "''\n", "[]\n"};
+	static const char *const docs[] = {"",	     "# nothing\n", "~\n",
+					   "null\n", "false\n",	    "0\n",
+					   "''\n",   "[]\n"};
 	struct policy_decision d;
 	size_t i;
 
