@@ -25,6 +25,9 @@ static json_t *call_text_result(const char *text, bool is_error)
  * The tool result for a value the host returned (mock, block, host
  * executed): the value as JSON text, and as structuredContent when it
  * is an object, as the MCP specification asks of structured results.
+ * Never for an error: a client checks structuredContent against the
+ * tool's outputSchema, and an error's payload (a block's message) is not
+ * the tool's output, so the model would get the client's error instead.
  */
 static json_t *call_value_result(const json_t *returned, bool is_error,
 				 const char *lead)
@@ -46,7 +49,7 @@ static json_t *call_value_result(const json_t *returned, bool is_error,
 			content, 0,
 			json_pack("{s:s, s:s}", "type", "text", "text", lead));
 	}
-	if (json_is_object(returned))
+	if (json_is_object(returned) && !is_error)
 		json_object_set(r, "structuredContent", (json_t *)returned);
 	return r;
 }

@@ -61,6 +61,8 @@ check("a_mocked_call_returns_the_host_result_as_text_and_structured_content",
 	mocked);
 
 const blocked = await client.callTool({ name: "delete_account", arguments: {} });
+// delete_account declares an outputSchema: the SDK checks any
+// structuredContent against it, so a block must carry none.
 check("a_blocked_call_is_a_tool_error_carrying_the_host_reason",
 	blocked.isError === true &&
 		blocked.content?.[0]?.text?.includes("blocked by mediation policy rule"),

@@ -69,6 +69,12 @@ assert_eq tools_list_without_a_tools_file_lists_the_policy_exact_names \
 	'{"jsonrpc":"2.0","id":20,"result":{"tools":[{"name":"resume_line","inputSchema":{"type":"object"}}]}}' "$(answer 20)"
 assert_contains a_mocked_call_has_structured_content "$(answer 21)" '"isError":false,"structuredContent":{"status":"sent"}'
 assert_contains a_blocked_call_is_a_tool_error_with_the_reason "$(answer 22)" '"content":[{"type":"text","text":"blocked by mediation policy rule '"'"'delete_*'"'"'"}'
+# A client checks structuredContent against the tool's outputSchema: a
+# block's payload is not the tool's output.
+rule_begin a_blocked_call_carries_no_structured_content
+rule_has answer "$(answer 22)" '"isError":true'
+rule_hasnt answer "$(answer 22)" 'structuredContent'
+rule_end
 rule_begin a_passed_call_without_downstream_is_a_no_implementation_error_recorded_as_not_executed
 rule_has answer "$(answer 23)" '"text":"no implementation'
 # Calls run concurrently: find the row, not the last one.
