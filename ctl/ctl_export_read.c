@@ -335,7 +335,7 @@ int ctl_verify_tar(const char *path, const char *key_path,
 		goto out;
 	}
 	kr = ctl_read_key("verify", key_path ? key_path : CTL_DEFAULT_KEY, key);
-	if (kr < 0 || (kr == 1 && (key_path || require_mac))) {
+	if (kr < 0 || (kr == 1 && (key_path || (require_mac && !seal_path)))) {
 		if (kr == 1)
 			fprintf(stderr,
 				"ledgerctl verify: no key to check MACs with%s\n",
@@ -401,10 +401,8 @@ int ctl_verify_tar(const char *path, const char *key_path,
 				kr == 0 ? (key_path ? "given" : "default")
 					: NULL));
 		files = NULL;
-		if (out)
-			json_dumpf(out, stdout,
-				   JSON_INDENT(2) | JSON_SORT_KEYS);
-		putchar('\n');
+		ctl_verify_json_print(out);
+		out = NULL;
 		goto out;
 	}
 	if (nbad)
@@ -450,7 +448,7 @@ int ctl_verify_any_main(int argc, char **argv)
 {
 	const char *first = NULL, *key_path = NULL, *seal_path = NULL;
 	bool json = false, require_mac = false, head = false;
-	int i;
+	int i, rc;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -478,12 +476,20 @@ int ctl_verify_any_main(int argc, char **argv)
 			first = a;
 		}
 	}
-	if (!first || !ctl_is_tar(first))
-		return ctl_verify_main(argc, argv);
-	if (head) {
+	if (!first || !ctl_is_tar(first)) {
+		rc = ctl_verify_main(argc, argv);
+	} else if (head) {
 		fprintf(stderr,
 			"ledgerctl verify: --head is for a ledger, not an export\n");
-		return 2;
+		rc = 2;
+	} else {
+		rc = ctl_verify_tar(first, key_path, seal_path, json,
+				    require_mac);
 	}
-	return ctl_verify_tar(first, key_path, seal_path, json, require_mac);
+	/* --json prints one object whatever happened (ledgerctl(1)). */
+	if (json && rc == 2 && !ctl_verify_json_printed)
+		ctl_verify_json_print(json_pack(
+			"{s:s?, s:s, s:s}", "ledger", first, "verdict", "error",
+			"reason", "cannot verify: see standard error"));
+	return rc;
 }

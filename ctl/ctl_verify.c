@@ -277,6 +277,18 @@ int ctl_verify_check_sealed(int fd, const unsigned char *key,
 	return 0;
 }
 
+/* Did `verify --json` print its object (ctl_verify_any_main asks)? */
+bool ctl_verify_json_printed;
+
+void ctl_verify_json_print(json_t *o)
+{
+	if (o)
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	putchar('\n');
+	json_decref(o);
+	ctl_verify_json_printed = true;
+}
+
 json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 			 const char *key_path, const char *key_source)
 {
@@ -590,9 +602,7 @@ int ctl_verify_main(int argc, char **argv)
 			&v, ledger, have_key ? key_path : NULL, key_source);
 
 		if (o)
-			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		putchar('\n');
-		json_decref(o);
+			ctl_verify_json_print(o);
 	} else {
 		rc = ctl_verdict_print(&v, ledger);
 		if (have_key)

@@ -143,6 +143,10 @@ int ctl_verify_require_mac(struct ctl_verdict *v);
 json_t *ctl_verdict_json(const struct ctl_verdict *v, const char *ledger,
 			 const char *key_path, const char *key_source);
 
+/* Print o (taken) as `verify --json` prints its one object. */
+void ctl_verify_json_print(json_t *o);
+extern bool ctl_verify_json_printed;
+
 /* FILE.tar from `ledgerctl export` (ctl/ctl_export_read.c)? */
 bool ctl_is_tar(const char *path);
 

@@ -81,10 +81,7 @@ static int ctl_report(const struct ctl_verdict *v, const char *label, bool json)
 	if (!json)
 		return ctl_verdict_print(v, label);
 	o = ctl_verdict_json(v, label, NULL, NULL);
-	if (o)
-		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	putchar('\n');
-	json_decref(o);
+	ctl_verify_json_print(o);
 	return v->status;
 }
 

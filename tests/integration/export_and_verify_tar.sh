@@ -42,6 +42,16 @@ rule_has says "$out" "ok: $tarf: case E, 7 files match SHA256SUMS"
 rule_has macs "$out" "MACs checked"
 rule_end
 
+# An auditor holding K0 alone checks every MAC of the export.
+if [ ! -e /etc/ledgerfs/host.key ] && [ ! -e /usr/local/etc/ledgerfs/host.key ]; then
+	out=$(ctl verify "$tarf" --seal-key "$work/E.k0" --require-mac 2>&1)
+	rc=$?
+	rule_begin verify_tar_with_k0_alone_and_require_mac_checks_every_mac
+	rule_eq exit 0 "$rc"
+	rule_has macs "$out" "MACs checked"
+	rule_end
+fi
+
 out=$(ctl evidence "$tarf" --key "$key" 2>&1)
 rc=$?
 rule_begin evidence_of_an_export_points_to_its_member_and_to_verify

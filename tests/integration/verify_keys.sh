@@ -88,6 +88,13 @@ else
 	rule_eq exit 2 "$rc"
 	rule_has says "$out" "--require-mac"
 	rule_end
+	rule_begin verify_json_prints_one_error_object_when_it_cannot_verify
+	for what in "$led --require-mac" /nonexistent; do
+		out=$(ctl verify $what --json 2>/dev/null)
+		rule_eq "exit of $what" 2 "$?"
+		rule_has "object of $what" "$out" '"verdict": "error"'
+	done
+	rule_end
 	out=$(ctl verify "$led" 2>&1)
 	rule_begin no_key_says_macs_not_checked
 	rule_has says "$out" "MACs not checked (no key)"
