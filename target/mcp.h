@@ -89,6 +89,8 @@ struct mcp_server {
 	struct mcp_call *calls; /* in flight */
 	unsigned ncalls;
 	unsigned long next_seq;
+	/* Drawn at start: ids stay apart across PID namespaces and runs. */
+	unsigned long long id_tag;
 };
 
 /* One tools/call in flight. */

@@ -6,9 +6,11 @@
  * and a passed call is forwarded downstream and its result reported.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,17 +160,33 @@ static json_t *call_from_reply(struct mcp_call *c, const char *id,
 	return out;
 }
 
+/*
+ * mcp-PID-TAG-N: TAG is 16 hex digits drawn once per run (getrandom), so
+ * two servers with the same PID (each PID 2 in its own sandbox) or one
+ * started twice in a second never collide on an id.
+ */
 static void call_make_id(struct mcp_server *s, char *buf, size_t size)
 {
-	struct timespec ts;
 	unsigned long seq;
 
 	pthread_mutex_lock(&s->lock);
+	if (!s->id_tag) {
+		struct timespec ts;
+
+		if (getrandom(&s->id_tag, sizeof(s->id_tag), 0) !=
+		    (ssize_t)sizeof(s->id_tag)) {
+			/* No randomness yet: time and address, still apart. */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			s->id_tag = (unsigned long long)ts.tv_nsec;
+			s->id_tag ^= (unsigned long long)ts.tv_sec << 30;
+			s->id_tag ^= (unsigned long long)(uintptr_t)s;
+		}
+		s->id_tag |= 1; /* never 0: drawn */
+	}
 	seq = ++s->next_seq;
 	pthread_mutex_unlock(&s->lock);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(buf, size, "mcp-%ld-%lld-%lu", (long)getpid(),
-		 (long long)ts.tv_sec, seq);
+	snprintf(buf, size, "mcp-%ld-%016llx-%lu", (long)getpid(), s->id_tag,
+		 seq);
 }
 
 static json_t *call_run(struct mcp_call *c)

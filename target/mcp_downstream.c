@@ -344,24 +344,40 @@ static int ds_join_within(pthread_t t, int secs)
 	return pthread_timedjoin_np(t, NULL, &ts);
 }
 
-void mcp_downstream_stop(struct mcp_downstream *d)
+/* Reap pid within secs seconds (polled): true once it is gone. */
+static bool ds_reap_within(pid_t pid, int secs)
 {
 	int i, st;
 
-	if (!d)
-		return;
-	/* An MCP stdio server exits when its input closes. */
-	close(d->in_fd);
-	for (i = 0; i < 40; i++) {
+	for (i = 0; i < secs * 20; i++) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
+		pid_t r = waitpid(pid, &st, WNOHANG);
 
-		if (waitpid(d->pid, &st, WNOHANG) == d->pid)
-			break;
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
 		nanosleep(&ts, NULL);
 	}
-	if (i == 40) {
+	return false;
+}
+
+void mcp_downstream_stop(struct mcp_downstream *d)
+{
+	int st;
+
+	if (!d)
+		return;
+	/*
+	 * An MCP stdio server exits when its input closes; then SIGTERM to
+	 * its group, then SIGKILL, two seconds each (ledgerfs-mcp(1)), so a
+	 * server that ignores SIGTERM cannot keep this one from exiting.
+	 */
+	close(d->in_fd);
+	if (!ds_reap_within(d->pid, 2)) {
 		kill(-d->pid, SIGTERM);
-		waitpid(d->pid, &st, 0);
+		if (!ds_reap_within(d->pid, 2)) {
+			kill(-d->pid, SIGKILL);
+			waitpid(d->pid, &st, 0);
+		}
 	}
 	/* Its output ends when the last of its group lets go of it. */
 	if (ds_join_within(d->reader, 2)) {

@@ -190,6 +190,34 @@ assert_eq an_init_timeout_outside_the_duration_grammar_is_a_usage_error 2 $?
 timeout 5 "$MCP" --dir="$d" "$work/mute.sh" </dev/null >/dev/null 2>"$work/err"
 assert_eq a_downstream_command_without_the_double_dash_is_a_usage_error 2 $?
 
+# A downstream that ignores SIGTERM: SIGKILL two seconds later, and the
+# server exits (ledgerfs-mcp(1) DOWNSTREAM).
+printf '#!/bin/sh\ntrap "" TERM\nexec sleep 61.25\n' >"$work/stubborn.sh"
+chmod +x "$work/stubborn.sh"
+t0=$(date +%s)
+printf '%s\n' "$init" | timeout 30 "$MCP" --dir="$d" --init-timeout=300ms -- "$work/stubborn.sh" >"$work/out" 2>>"$work/all.err"
+rc=$?
+t1=$(date +%s)
+rule_begin a_downstream_that_ignores_sigterm_is_killed_and_the_server_exits
+rule_eq status 1 "$rc"
+rule_eq "within 12 s" yes "$([ $((t1 - t0)) -le 12 ] && echo yes || echo "no: $((t1 - t0)) s")"
+rule_eq "downstream left" "" "$(pgrep -f 'sleep 61.25')"
+rule_end
+pkill -9 -f 'sleep 61.25' 2>/dev/null
+
+# Two servers with the same PID (each PID 1 of its own namespace), one
+# right after the other: their calls' ids do not collide.
+if command -v unshare >/dev/null && unshare --pid --fork true 2>/dev/null; then
+	call='{"jsonrpc":"2.0","id":70,"method":"tools/call","params":{"name":"send_a","arguments":{}}}'
+	printf '%s\n%s\n' "$init" "$call" | timeout 20 unshare --pid --fork "$MCP" --dir="$d" >"$work/ns1" 2>>"$work/all.err"
+	printf '%s\n%s\n' "$init" "$call" | timeout 20 unshare --pid --fork "$MCP" --dir="$d" >"$work/ns2" 2>>"$work/all.err"
+	rule_begin servers_with_the_same_pid_make_different_call_ids
+	rule_has first "$(grep -F '"id":70,' "$work/ns1")" '"isError":false'
+	rule_has second "$(grep -F '"id":70,' "$work/ns2")" '"isError":false'
+	rule_eq "ids of PID 1" 2 "$(grep -cF '"call_id":"mcp-1-' "$(lf_ledger C)")"
+	rule_end
+fi
+
 echo close >"$(lf_cdir C)/ctl"
 mcp '{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"send_a"}}'
 assert_contains a_call_the_view_refuses_is_a_tool_error_naming_errno_and_reason "$(answer 30)" '"text":"ledgerfs refused the call: Broken pipe: EPIPE'
