@@ -407,9 +407,10 @@ int main(int argc, char *argv[])
 	unsigned char key[CHAIN_KEY_BYTES];
 	struct lf_why why = {{0}};
 	char mnt[PATH_MAX];
+	struct backing_made made;
 	pid_t helper = -1;
 	int rc, hsock = -1;
-	bool mounted = false, journal;
+	bool mounted = false, journal, noticed = false, served = false;
 
 	/* Not given: UNSET, so that a given 0 can be told apart and refused. */
 	o.max_line = o.max_calls = o.max_refused = o.max_pending =
@@ -430,6 +431,9 @@ int main(int argc, char *argv[])
 	rc = settle_paths(&o, &cl, mnt);
 	if (rc)
 		goto out;
+	/* From here a refused start takes away what it made (OPTIONS). */
+	backing_made_notice(o.backing, o.key, &made);
+	noticed = true;
 	lim.max_line = o.max_line ? o.max_line : REQUEST_MAX_LINE_DEFAULT;
 	lim.max_calls = o.max_calls;
 	lim.max_refused = o.max_refused ? o.max_refused : 64;
@@ -537,6 +541,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	mounted = false; /* lfs_serve unmounts */
+	served = true;
 	rc = lfs_serve(fuse, &fo, mnt, &ctx, hsock, o.user != NULL);
 	hsock = -1;
 	/* Deferred writes are told (write.c) before their files go. */
@@ -553,6 +558,8 @@ out:
 	}
 	if (helper > 0)
 		waitpid(helper, NULL, 0);
+	if (rc && noticed && !served)
+		backing_made_undo(o.backing, o.key, &made);
 	if (fuse)
 		fuse_destroy(fuse);
 	free(fo.mountpoint);

@@ -370,3 +370,47 @@ enum lf_err backing_check_trusted_file(const char *path, const char *what,
 	}
 	return e;
 }
+
+/* Absent now (lstat finds nothing)? */
+static bool backing_absent(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
+void backing_made_notice(const char *dir, const char *keyfile,
+			 struct backing_made *m)
+{
+	char sign[PATH_MAX];
+	const char *slash = strrchr(keyfile, '/');
+
+	memset(m, 0, sizeof(*m));
+	m->backing = backing_absent(dir);
+	m->key = backing_absent(keyfile);
+	snprintf(sign, sizeof(sign), "%s.sign", keyfile);
+	m->sign = backing_absent(sign);
+	/* The folder chain_load_host_key makes for a new key. */
+	if (slash && slash != keyfile &&
+	    (size_t)(slash - keyfile) < sizeof(m->key_dir)) {
+		memcpy(m->key_dir, keyfile, (size_t)(slash - keyfile));
+		m->key_dir[slash - keyfile] = '\0';
+		m->key_folder = backing_absent(m->key_dir);
+	}
+}
+
+void backing_made_undo(const char *dir, const char *keyfile,
+		       const struct backing_made *m)
+{
+	char sign[PATH_MAX];
+
+	snprintf(sign, sizeof(sign), "%s.sign", keyfile);
+	if (m->sign)
+		unlink(sign);
+	if (m->key)
+		unlink(keyfile);
+	if (m->key_folder)
+		rmdir(m->key_dir);
+	if (m->backing)
+		rmdir(dir);
+}

@@ -6,6 +6,8 @@
 #ifndef LF_BACKING_H
 #define LF_BACKING_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "err.h"
@@ -49,5 +51,21 @@ void backing_set_user(uid_t uid);
  */
 enum lf_err backing_check_trusted_file(const char *path, const char *what,
 				       struct lf_why *why);
+
+/*
+ * What a start makes that was not there before: the backing folder, the
+ * host key, its signing key (KEY.sign) and the key's folder.  A start
+ * refused after making them takes them away again (ledgerfs(8)
+ * OPTIONS), so a refused start leaves nothing behind: notice before,
+ * undo on refusal.  Folders go only when empty.
+ */
+struct backing_made {
+	char key_dir[PATH_MAX];
+	bool backing, key, sign, key_folder;
+};
+void backing_made_notice(const char *dir, const char *keyfile,
+			 struct backing_made *m);
+void backing_made_undo(const char *dir, const char *keyfile,
+		       const struct backing_made *m);
 
 #endif

@@ -114,5 +114,35 @@ elif [ -e "$work/ww/back" ]; then
 else
 	echo "ok - backing_under_a_world_writable_folder_is_refused_and_not_left"; pass=$((pass + 1))
 fi
+# A start refused later (the backing folder in use by another daemon, a
+# key path that is a folder) takes away the key, signing key and folders
+# it made for that start.
+mkdir -m 0700 "$work/iu" && mkdir -m 0700 "$work/iuk" && mkkey "$work/iuk/host.key"
+mkdir "$work/mnt2"
+"$bin" -f --backing="$work/iu" --key="$work/iuk/host.key" "$mnt" >/dev/null 2>&1 &
+dpid=$!
+i=0
+until mountpoint -q "$mnt" || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.05; done
+out=$(timeout 10 "$bin" --backing="$work/iu" --key="$work/newk/host.key" "$work/mnt2" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] || mountpoint -q "$work/mnt2"; then
+	mountpoint -q "$work/mnt2" && umount -l "$work/mnt2"
+	echo "not ok - a_start_refused_for_a_backing_in_use_leaves_no_key_behind: started"; fail=$((fail + 1))
+elif [ -e "$work/newk" ]; then
+	echo "not ok - a_start_refused_for_a_backing_in_use_leaves_no_key_behind: $(ls -R "$work/newk" | tr '\n' ' ') ($out)"; fail=$((fail + 1))
+else
+	echo "ok - a_start_refused_for_a_backing_in_use_leaves_no_key_behind"; pass=$((pass + 1))
+fi
+fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt"
+wait "$dpid" 2>/dev/null
+out=$(timeout 10 "$bin" --backing="$work/nb" --key="$work/nk2/" "$mnt" 2>&1)
+if mountpoint -q "$mnt"; then
+	fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt"
+	echo "not ok - a_key_path_naming_a_folder_is_refused_and_leaves_nothing: started"; fail=$((fail + 1))
+elif [ -e "$work/nb" ] || [ -e "$work/nk2" ]; then
+	echo "not ok - a_key_path_naming_a_folder_is_refused_and_leaves_nothing: left $(ls -d "$work/nb" "$work/nk2" 2>/dev/null | tr '\n' ' ') ($out)"; fail=$((fail + 1))
+else
+	echo "ok - a_key_path_naming_a_folder_is_refused_and_leaves_nothing"; pass=$((pass + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
