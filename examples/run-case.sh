@@ -16,9 +16,12 @@
 #        examples/agent.sh; binaries from $LEDGERFS_BUILD, default: the
 #        source tree, where an in-tree build puts them; artifacts in
 #        $LEDGERFS_ARTIFACTS, default ./ledgerfs-artifacts/CASE; the
-#        throwaway host key is kept there too only with LEDGERFS_KEEP_KEY=1,
-#        since whoever holds it can forge the MACs; the agent is stopped
-#        after $LEDGERFS_AGENT_TIMEOUT seconds, default 600)
+#        throwaway host key and the case's seal key K0 (which check the
+#        MACs of the closed case) are kept there too only with
+#        LEDGERFS_KEEP_KEY=1, since whoever holds them can forge the MACs;
+#        run under sudo, the artifacts then belong to the user who ran it;
+#        the agent is stopped after $LEDGERFS_AGENT_TIMEOUT seconds,
+#        default 600)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,7 +59,13 @@ cleanup() {
 	[ -f "$work/daemon.log" ] && cp "$work/daemon.log" "$art/"
 	[ -d "$backing/cases/$case_id" ] && rm -rf "$art/backing" &&
 		mkdir -p "$art/backing" && cp -r "$backing/cases/$case_id" "$art/backing/"
-	[ "${LEDGERFS_KEEP_KEY:-0}" = 1 ] && [ -f "$key" ] && cp "$key" "$art/host.key"
+	if [ "${LEDGERFS_KEEP_KEY:-0}" = 1 ]; then
+		[ -f "$key" ] && cp "$key" "$art/host.key"
+		[ -f "$work/seal.k0" ] && cp "$work/seal.k0" "$art/seal.k0"
+	fi
+	# Under sudo (a CI runner's upload step runs as its own user).
+	[ -n "${SUDO_UID:-}" ] && [ -n "${SUDO_GID:-}" ] &&
+		chown -R "$SUDO_UID:$SUDO_GID" "$art" 2>/dev/null
 	echo "run-case: artifacts in $art" >&2
 	rm -rf "$work"
 	exit $status
@@ -77,7 +86,8 @@ done
 ctl() { "$build/ledgerctl" --mount "$mnt" "$@"; }
 
 step "open case $case_id"
-ctl open "$case_id" --policy "$src/examples/policy.yaml" --mocks "$src/examples/mocks.yaml" --env-file "$work/env"
+ctl open "$case_id" --policy "$src/examples/policy.yaml" --mocks "$src/examples/mocks.yaml" --env-file "$work/env" \
+	--seal-key-out "$work/seal.k0"
 . "$work/env"
 
 step "start the agent in bubblewrap (only target/ at /mediator, no network)"
@@ -167,7 +177,8 @@ echo "$(grep -c '"call_id"' "$art/evidence.json") host action events"
 
 step "export $art/$case_id.tar"
 ctl export "$case_id" "$art/$case_id.tar" --backing "$backing" --key "$key"
-ctl verify "$art/$case_id.tar" --key "$key"
+# A closed case's MACs need its K0 (ledgerctl(1) verify): every one checked.
+ctl verify "$art/$case_id.tar" --key "$key" --seal-key "$work/seal.k0" --require-mac
 
 [ "$agent_status" -eq 0 ] || { echo "run-case: the agent exited $agent_status" >&2; exit 1; }
 echo

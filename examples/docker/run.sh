@@ -26,4 +26,5 @@ docker run --rm --network none --env-file "/tmp/$case_id.env" \
 ledgerctl --mount /run/ledgerfs wait "$case_id" --timeout 30s
 wait
 ledgerctl --mount /run/ledgerfs close "$case_id"
-docker exec ledgerfs ledgerctl --mount /run/ledgerfs export "$case_id" "/var/lib/ledgerfs/$case_id.tar"
+docker exec ledgerfs ledgerctl --mount /run/ledgerfs export "$case_id" \
+	"/var/lib/ledgerfs/$case_id.tar" --backing /var/lib/ledgerfs/backing
