@@ -121,7 +121,8 @@ int ctl_ckpts_add_folder(struct ctl_ckpts *s, const char *dir,
 	int rc = 0;
 
 	snprintf(path, sizeof(path), "%s/checkpoint", dir);
-	if (access(path, F_OK) == 0)
+	/* The view shows an empty file until the case's first checkpoint. */
+	if (stat(path, &st) == 0 && st.st_size > 0)
 		rc = ctl_ckpts_add(s, path, k);
 	snprintf(path, sizeof(path), "%s/checkpoints", dir);
 	/* An export holds them in one file, a backing folder one a file. */

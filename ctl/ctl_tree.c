@@ -240,7 +240,7 @@ static int ctl_tree_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char *ctl_tree_kept_checkpoints(int dir, size_t *len)
+char *ctl_tree_kept_checkpoints(int dir, unsigned long long upto, size_t *len)
 {
 	char **names = NULL, *out = NULL, *text;
 	size_t n = 0, cap = 0, i, total = 0, tl;
@@ -258,6 +258,9 @@ char *ctl_tree_kept_checkpoints(int dir, size_t *len)
 	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp"))
+			continue;
+		/* Named by size: past upto, newer than the caller's rows. */
+		if (upto && strtoull(de->d_name, NULL, 10) > upto)
 			continue;
 		if (n == cap) {
 			char **p = realloc(names, (cap = cap ? 2 * cap : 16) *

@@ -57,6 +57,7 @@ int ctl_tree_own_key(const char *cmd, const char *host_key_path,
  * one after another in increasing size, as export carries them.
  * malloc'd, NULL when there are none.
  */
-char *ctl_tree_kept_checkpoints(int dirfd, size_t *len);
+char *ctl_tree_kept_checkpoints(int dirfd, unsigned long long upto,
+				size_t *len);
 
 #endif

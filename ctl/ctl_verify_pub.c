@@ -34,6 +34,7 @@ int ctl_verify_pub_main(int argc, char **argv)
 	char b64[48], label[4200], *tar_ckpts = NULL;
 	int i, fd = -1, rc = 2;
 	size_t tar_len = 0;
+	bool is_tar;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -60,24 +61,16 @@ int ctl_verify_pub_main(int argc, char **argv)
 	fputs("ledgerctl verify: MACs not checked (--pubkey: public verification uses no secret)\n",
 	      stderr);
 	/* An export: its members, once they match its SHA256SUMS. */
-	if (ctl_is_tar(ledger)) {
-		rc = ctl_export_public(ledger, &fd, &tar_ckpts, &tar_len);
-		if (rc)
-			goto out;
-	} else {
-		fd = ctl_tree_open("verify", ledger);
-	}
-	if (fd < 0) {
-		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",
-			ledger, strerror(errno));
-		rc = 2;
-		goto out;
-	}
-	rc = ctl_tree_load("verify", fd, &t);
-	close(fd);
+	is_tar = ctl_is_tar(ledger);
+	rc = is_tar ? ctl_export_public(ledger, &fd, &tar_ckpts, &tar_len) : 0;
 	if (rc)
 		goto out;
-	/* Checkpoints named after LEDGER, else the folder's own. */
+	/*
+	 * The checkpoints first, then the ledger: a live case signs on
+	 * while it is read, and a checkpoint read before the ledger never
+	 * covers rows the ledger read after it lacks.
+	 * Checkpoints named after LEDGER, else the folder's own.
+	 */
 	for (i = 1; i < argc && !rc; i++) {
 		if (!strcmp(argv[i], "--pubkey")) {
 			i++;
@@ -95,6 +88,19 @@ int ctl_verify_pub_main(int argc, char **argv)
 		rc = ctl_ckpts_add_folder(&s, ledger, &k);
 	if (rc)
 		goto out;
+	if (!is_tar)
+		fd = ctl_tree_open("verify", ledger);
+	if (fd < 0) {
+		fprintf(stderr, "ledgerctl verify: cannot open %s: %s\n",
+			ledger, strerror(errno));
+		rc = 2;
+		goto out;
+	}
+	rc = ctl_tree_load("verify", fd, &t);
+	close(fd);
+	fd = -1;
+	if (rc)
+		goto out;
 	if (s.n == 0) {
 		printf("bad: no signed checkpoint to check the tree against\n");
 		rc = 1;
@@ -109,6 +115,8 @@ int ctl_verify_pub_main(int argc, char **argv)
 	       (unsigned long long)t.n, b64, s.n, s.n == 1 ? "" : "s", k.name,
 	       (unsigned long long)s.v[s.n - 1].cp.size);
 out:
+	if (fd >= 0)
+		close(fd);
 	if (rc == 1 && s.bad[0])
 		printf("bad: %s\n", s.bad);
 	free(tar_ckpts);

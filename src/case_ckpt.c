@@ -57,6 +57,30 @@ static long long case_ckpt_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * At load: when the latest checkpoint was signed, on the monotonic clock
+ * (from its file's age), so that the 10 s rule counts from it across a
+ * restart (ledgerfs-ledger(5) SIGNED CHECKPOINTS).  0 (the next append
+ * starts the clock) when there is no such file.
+ */
+static long long case_ckpt_age_ms(int dir)
+{
+	struct timespec now;
+	struct stat st;
+	long long age, t;
+
+	if (fstatat(dir, CASE_CKPT_LATEST, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return 0;
+	age = ((long long)now.tv_sec - (long long)st.st_mtim.tv_sec) * 1000 +
+	      ((long long)now.tv_nsec - (long long)st.st_mtim.tv_nsec) /
+		      1000000;
+	if (age < 0)
+		age = 0;
+	t = case_ckpt_now_ms() - age;
+	return t > 0 ? t : 1;
+}
+
 /* Write text to dirfd/name through name.tmp and a rename.  0 or -1. */
 static int case_ckpt_put(int dirfd, const char *name, const char *text,
 			 bool flush)
@@ -339,6 +363,7 @@ char *case_ckpt_load(struct lf_case *c, int dir)
 	}
 	if (n) {
 		c->ckpt_rows = seen[n - 1].cp.size;
+		c->ckpt_ms = case_ckpt_age_ms(dir);
 	}
 out:
 	free(seen);

@@ -124,4 +124,57 @@ rule_has "reason" "$out" "$key.sign"
 chmod 0600 "$key.sign"
 rule_end
 
+
+# The 10 s rule counts from the last checkpoint across a restart: its
+# file's age says when it was signed.
+lf_mounted || lf_start
+lf_open_reg R
+lf_call R r1 lookup_a >/dev/null
+echo turn >"$(lf_cdir R)/ctl"
+before=$(sed -n 2p "$backing/cases/R/checkpoint")
+lf_stop
+touch -d '-30 seconds' "$backing/cases/R/checkpoint"
+lf_start
+lf_call R r2 lookup_a >/dev/null
+rule_begin the_first_row_after_a_restart_10_s_past_the_last_checkpoint_is_signed
+rule_eq "rows signed" "$(lf_rows R)" "$(sed -n 2p "$backing/cases/R/checkpoint")"
+rule_eq "later than before" yes "$([ "$(lf_rows R)" -gt "$before" ] && echo yes)"
+rule_end
+
+# A case written to while it is read: the checkpoints are read before the
+# ledger, so an honest live case verifies and exports every time.
+lf_mounted || lf_start
+lf_open_reg L
+(
+	i=0
+	while [ $i -lt 600 ]; do
+		lf_call L w$i lookup_a >/dev/null 2>&1
+		i=$((i + 1))
+		[ $((i % 4)) = 0 ] && echo turn >"$(lf_cdir L)/ctl"
+	done
+) &
+wpid=$!
+"$LEDGERCTL" pubkey --key "$key" >"$work/vkey"
+i=0
+until [ -s "$backing/cases/L/checkpoint" ] || [ $i -gt 200 ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+rule_begin a_live_case_verifies_and_exports_while_it_is_written_to
+n=0
+while kill -0 $wpid 2>/dev/null && [ $n -lt 25 ]; do
+	n=$((n + 1))
+	"$LEDGERCTL" verify --pubkey="$work/vkey" "$(lf_cdir L)" >"$work/vp" 2>&1 ||
+		rule_fail "verify --pubkey of the mounted case: $(grep -v '^ledgerctl' "$work/vp" | head -1)"
+	"$LEDGERCTL" verify --pubkey="$work/vkey" "$backing/cases/L" >"$work/vp" 2>&1 ||
+		rule_fail "verify --pubkey of the backing folder: $(grep -v '^ledgerctl' "$work/vp" | head -1)"
+	"$LEDGERCTL" --mount "$mnt" export L "$work/live.tar" --backing "$backing" \
+		--key "$key" >"$work/vp" 2>&1 ||
+		rule_fail "export: $(tail -1 "$work/vp")"
+	rm -f "$work/live.tar"
+done
+wait $wpid
+rule_eq "rounds while written to" yes "$([ $n -ge 3 ] && echo yes || echo "only $n")"
+rule_end
+
 lf_finish
