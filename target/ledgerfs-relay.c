@@ -64,7 +64,20 @@ static int be_call(void *ctx, const char *id, const char *tool,
 static int be_result(void *ctx, const char *id, const char *returned,
 		     int is_error, int real_executed)
 {
-	return lfc_result(ctx, id, returned, is_error, real_executed);
+	const struct lfc *c = ctx;
+	char path[sizeof(c->dir) + 16];
+	struct stat st;
+	int err = lfc_result(c, id, returned, is_error, real_executed);
+
+	/*
+	 * ENOENT is the daemon's "no such call", or no folder at all (the
+	 * daemon is gone): the second is the relay's trouble, 502
+	 * (ledgerfs-relay(1)).
+	 */
+	snprintf(path, sizeof(path), "%s/result", c->dir);
+	if (err == ENOENT && stat(path, &st) < 0)
+		err = ENXIO;
+	return err;
 }
 
 static void be_reason(void *ctx, char *buf, size_t size)

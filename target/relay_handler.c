@@ -381,6 +381,14 @@ static void on_complete(struct relay *r, const json_t *payload,
 	pthread_mutex_lock(&r->lock);
 	json_object_del(r->completed, id);
 	pthread_mutex_unlock(&r->lock);
+	if (err == ENXIO || err == ENOTDIR || err == ENOTCONN) {
+		/* The folder is not there: the relay's trouble, as for /mediate. */
+		snprintf(detail, sizeof(detail),
+			 "cannot reach the case's target folder: %s",
+			 strerror(err == ENXIO ? ENOENT : err));
+		answer_error(out, 502, "mediator_unavailable", detail);
+		goto out;
+	}
 	if (err == ENOENT || err == EINVAL || err == EEXIST)
 		py_repr(id, detail, sizeof(detail),
 			"unknown or already-completed mediation call ");

@@ -162,6 +162,19 @@ rule_eq "rows" $((before + 16)) "$(rows)"
 rule_end
 
 assert_eq it_prints_nothing_on_success "" "$(cat "$work/relay.out" "$work/relay.err")"
+# The daemon gone: /complete of a known call is the relay's trouble (502,
+# as /mediate), not an unknown call; after a restart the same request
+# records.
+relay_post /mediate "$(call d2 lookup_a '{}')" >/dev/null
+lf_stop
+rule_begin complete_with_the_daemon_gone_is_502_mediator_unavailable
+r=$(relay_post /complete '{"call_id":"d2","returned":{"ok":1},"real_executed":true}')
+rule_eq status 502 "${r%% *}"
+rule_has body "$r" '"error":"mediator_unavailable"'
+lf_start
+rule_eq "after a restart" '200 {"status":"recorded"}' \
+	"$(relay_post /complete '{"call_id":"d2","returned":{"ok":1},"real_executed":true}')"
+rule_end
 relay_stop
 assert_eq it_exits_0_on_term 0 $?
 
@@ -180,6 +193,7 @@ rule_has completion "$(grep -F '"phase":"completion"' "$(lf_ledger H)")" '"resul
 rule_eq "complete after it" "400 {\"error\":\"invalid_request\",\"detail\":\"unknown or already-completed mediation call 'h1'\"}" \
 	"$(relay_post /complete '{"call_id":"h1","returned":1}')"
 rule_end
+
 relay_stop
 
 # --- options and listeners ---
