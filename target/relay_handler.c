@@ -160,7 +160,9 @@ static void on_register(struct relay *r, const json_t *payload,
 			"no case_id given and LEDGERFS_CASE is not set: nothing to register");
 	} else if (r->env_case && strcmp(use, r->env_case) != 0) {
 		invalid(out, MSG_REG_CASE);
-	} else if ((err = do_register(r, use)) == -2 || err == EACCES) {
+	} else if ((err = do_register(r, use)) == -2 || err == EACCES ||
+		   err == EINVAL) {
+		/* A wrong token, or one the daemon cannot read (malformed). */
 		invalid(out, MSG_REG_CASE);
 	} else if (err) {
 		view_reason(r, err, detail, sizeof(detail));

@@ -178,6 +178,23 @@ rule_end
 relay_stop
 assert_eq it_exits_0_on_term 0 $?
 
+# A token the daemon cannot read (not hex) is refused as a wrong one is,
+# with ASSERT's detail (ledgerfs-relay(1) POST /register).
+lf_open T
+relay_port=$(relay_free_port)
+relay_url=http://127.0.0.1:$relay_port
+LEDGERFS_RELAY_TOKEN=$RELAY_TOKEN LEDGERFS_CASE=T LEDGERFS_TOKEN=wrongtoken \
+	"$RELAY" --listen="127.0.0.1:$relay_port" --dir "$(lf_tdir T)" \
+	>>"$work/relay.out" 2>>"$work/relay.err" &
+relay_pid=$!
+lf_bg_pids="$lf_bg_pids $relay_pid"
+i=0
+until curl -s -o /dev/null "$relay_url/health" || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.05; done
+assert_eq a_malformed_registration_token_is_400_with_asserts_detail \
+	'400 {"error":"invalid_request","detail":"mediator registration case_id does not match the ASSERT-owned sandbox case"}' \
+	"$(relay_post /register '{"case_id":"T"}')"
+relay_stop
+
 # A tool the host runs (ledgerfs-policy(5) HOST EXECUTORS): the relay hands
 # ASSERT the host's result as a mock from host_executed, so its client
 # does not run the tool, and /complete has nothing left to record.
