@@ -51,21 +51,61 @@ int py_str(const json_t *v, char **out)
 	return *out ? 0 : -1;
 }
 
-static bool py_space(unsigned char c)
+/* Python's str.isspace() for one code point. */
+static bool py_space(unsigned long c)
 {
-	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+	return c == ' ' || (c >= '\t' && c <= '\r') ||
+	       (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0 ||
+	       c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+	       c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
-void py_strip(char *s)
+/* The code point of the UTF-8 sequence at s (len bytes there). */
+static unsigned long py_cp(const unsigned char *s, size_t len)
 {
-	size_t n = strlen(s), a = 0;
+	if (len == 1)
+		return s[0];
+	if (len == 2)
+		return (unsigned long)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
+	if (len == 3)
+		return (unsigned long)(s[0] & 0x0f) << 12 |
+		       (unsigned long)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+	return 0; /* four bytes: no white space there */
+}
 
-	while (n && py_space((unsigned char)s[n - 1]))
-		n--;
-	while (a < n && py_space((unsigned char)s[a]))
-		a++;
-	memmove(s, s + a, n - a);
-	s[n - a] = '\0';
+/* Bytes of the character starting at s[a] (s valid UTF-8, a < n). */
+static size_t py_len_at(const unsigned char *s, size_t a, size_t n)
+{
+	size_t k = s[a] < 0x80 ? 1 : s[a] < 0xe0 ? 2 : s[a] < 0xf0 ? 3 : 4;
+
+	return a + k <= n ? k : n - a;
+}
+
+/* str.strip() in place, on UTF-8 (JSON strings are), by code point. */
+void py_strip(char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str), a = 0, b, k;
+
+	for (;;) { /* trailing: step back to the last character's start */
+		b = n;
+		while (b && (s[b - 1] & 0xc0) == 0x80 && n - b < 3)
+			b--;
+		if (!n || !b)
+			break;
+		b--;
+		if ((s[b] & 0xc0) == 0x80 || !py_space(py_cp(s + b, n - b)))
+			break;
+		n = b;
+	}
+	while (a < n) {
+		k = py_len_at(s, a, n);
+		if (!py_space(py_cp(s + a, k)))
+			break;
+		a += k;
+	}
+	memmove(str, str + a, n - a);
+	str[n - a] = '\0';
 }
 
 void py_repr(const char *s, char *buf, size_t size, const char *prefix)

@@ -22,7 +22,7 @@ bool py_truthy(const json_t *v);
  */
 int py_str(const json_t *v, char **out);
 
-/* str.strip() in place: ASCII whitespace and \x1c-\x1f at both ends. */
+/* str.strip() in place: Python's white space (str.isspace) at both ends. */
 void py_strip(char *s);
 
 /*

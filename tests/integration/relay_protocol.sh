@@ -161,6 +161,15 @@ done
 rule_eq "rows" $((before + 16)) "$(rows)"
 rule_end
 
+# Ids and names are stripped as Python's str.strip() strips: Unicode
+# white space too (U+2003, U+00A0).
+rule_begin ids_and_names_are_stripped_of_unicode_white_space_as_python_strips_them
+rule_eq "mediate" 200 "$(relay_post /mediate "$(call '\u2003w1\u2003' lookup_a '{}')" | cut -d' ' -f1)"
+rule_eq "complete by the stripped id" '200 {"status":"recorded"}' \
+	"$(relay_post /complete '{"call_id":"w1","returned":1,"real_executed":true}')"
+rule_eq "a name of white space alone" 400 \
+	"$(relay_post /mediate "$(call w2 '\u00a0' '{}')" | cut -d' ' -f1)"
+rule_end
 assert_eq it_prints_nothing_on_success "" "$(cat "$work/relay.out" "$work/relay.err")"
 # The daemon gone: /complete of a known call is the relay's trouble (502,
 # as /mediate), not an unknown call; after a restart the same request
