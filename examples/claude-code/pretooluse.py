@@ -16,14 +16,16 @@ It fails closed: anything unexpected (no case files, ledgercall missing or
 failing, malformed input, a timeout) is a "deny", never an "allow".
 
 Environment: LEDGERFS_DIR (the case's target folder, default /mediator),
-LEDGERCALL (default: ledgercall on PATH), LEDGERFS_HOOK_TIMEOUT (seconds,
-default 50: keep it under the hook's timeout in settings.json), and
+LEDGERCALL (default: ledgercall on PATH), LEDGERFS_HOOK_TIMEOUT (seconds
+for the whole hook, registration and call together, default 50: keep it
+under the hook's timeout in settings.json), and
 LEDGERFS_CASE / LEDGERFS_TOKEN to register first when they are set.
 """
 import json
 import os
 import subprocess
 import sys
+import time
 
 INPUT_MAX = 8 * 1024 * 1024
 
@@ -53,15 +55,23 @@ def decide(raw):
         return "deny", "ledgerfs: hook input without tool_use_id"
     if not isinstance(args, dict):
         return "deny", "ledgerfs: tool_input is not an object"
-    timeout = float(os.environ.get("LEDGERFS_HOOK_TIMEOUT", "50"))
+    # One deadline for the whole hook, registration and call together.
+    deadline = time.monotonic() + float(
+        os.environ.get("LEDGERFS_HOOK_TIMEOUT", "50"))
+
+    def left():
+        t = deadline - time.monotonic()
+        if t <= 0:
+            raise subprocess.TimeoutExpired("ledgercall", 0)
+        return t
     if os.environ.get("LEDGERFS_CASE") and os.environ.get("LEDGERFS_TOKEN"):
         # A repeat of a correct registration is accepted (ledgerfs(8)).
-        reg = ledgercall(["register"], timeout)
+        reg = ledgercall(["register"], left())
         if reg.returncode != 0:
             return "deny", "ledgerfs: cannot register: " + reg.stderr.strip()
     # The arguments go on standard input: a word holds at most 128 KiB.
     run = ledgercall(["--tool", name, "--args", "-", "--call-id", call_id],
-                     timeout, stdin=json.dumps(args))
+                     left(), stdin=json.dumps(args))
     if run.returncode not in (0, 3, 4):
         return "deny", ("ledgerfs: the call could not be mediated: "
                         + (run.stderr.strip() or "exit %d" % run.returncode))

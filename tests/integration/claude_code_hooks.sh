@@ -160,6 +160,26 @@ rule_eq decision "PreToolUse deny" "$(decision)"
 rule_has reason "$(reason)" '"stdout": "ran on host"'
 rule_end
 
+# LEDGERFS_HOOK_TIMEOUT bounds the whole hook, registration and call
+# together: two steps of 1.5 s each past a limit of 2 s are denied, in
+# time, not allowed after Claude Code has given up on the hook.
+cat >"$work/slow-ledgercall" <<EOS
+#!/bin/sh
+sleep 1.5
+exec $LEDGERCALL "\$@"
+EOS
+chmod +x "$work/slow-ledgercall"
+sed 's/toolu_01Pm3Fh8Ck5Za1Gv7Nd2Sj9B/toolu_01slowmediator/' "$rec/pre_glob.json" >"$work/pre_slow.json"
+t0=$(date +%s%N)
+LEDGERCALL=$work/slow-ledgercall LEDGERFS_HOOK_TIMEOUT=2 LEDGERFS_CASE=H \
+	LEDGERFS_TOKEN=$(lf_token H) hook PreToolUse "$work/pre_slow.json"
+t1=$(date +%s%N)
+rule_begin the_hook_timeout_bounds_registration_and_call_together
+rule_eq decision "PreToolUse deny" "$(decision)"
+rule_has reason "$(reason)" "no decision in time"
+rule_eq "within 3.5 s" yes "$([ $(((t1 - t0) / 1000000)) -lt 3500 ] && echo yes || echo "no: $(((t1 - t0) / 1000000)) ms")"
+rule_end
+
 # No python3 at all: the command itself exits 2, which blocks the call.
 mkdir "$work/bin"
 ln -s "$(command -v sh)" "$work/bin/sh"
