@@ -9,17 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A tool name as a call takes it: non-empty, bounded, no controls. */
+#include "request_int.h"
+
+/*
+ * A tool name as a call takes it (request.c): 1-256 bytes without
+ * control characters, not only blanks.
+ */
 static int tools_name_ok(const char *s)
 {
-	size_t n = strlen(s), i;
+	size_t n = strlen(s);
 
-	if (!n || n > 256)
-		return 0;
-	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return 0;
-	return 1;
+	return n >= 1 && n <= 256 && request_name_chars_ok(s) &&
+	       !request_name_blank(s);
 }
 
 enum lf_err tools_check(const char *text, size_t len, struct lf_why *why)

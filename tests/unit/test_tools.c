@@ -71,6 +71,24 @@ Test(tools, a_name_is_at_most_256_bytes)
 	cr_expect_eq(tools_check(text, strlen(text), &why), LF_EINVAL_DOC);
 }
 
+/* As a call takes a name: one of blanks alone, or a C1 control, is none. */
+Test(tools, a_name_a_call_could_not_use_is_refused)
+{
+	static const char *const bad[] = {
+		"{\"tools\":[{\"name\":\"   \"}]}",
+		"{\"tools\":[{\"name\":\"a\\u0085b\"}]}",
+		"{\"tools\":[{\"name\":\"a\\tb\"}]}",
+	};
+	const char *ok = "{\"tools\":[{\"name\":\" a \"}]}";
+	struct lf_why why = {{0}};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(tools_check(bad[i], strlen(bad[i]), &why),
+			     LF_EINVAL_DOC, "%s", bad[i]);
+	cr_expect_eq(tools_check(ok, strlen(ok), &why), LF_OK, "%s", why.msg);
+}
+
 Test(tools, a_file_past_the_bound_or_with_a_nul_is_refused)
 {
 	struct lf_why why = {{0}};
