@@ -145,14 +145,18 @@ static int settle_paths(struct options *o, const struct lfs_cmdline *cl,
 	struct stat st;
 
 	if (src && strcmp(src, "ledgerfs") && strcmp(src, "none")) {
+		char *given = o->backing ? absolute(o->backing) : NULL;
+
 		t = absolute(src);
-		if (t && o->backing && strcmp(t, o->backing)) {
+		if (t && given && !lfs_same_folder_path(t, given)) {
 			fprintf(stderr,
 				"ledgerfs: SOURCE %s and --backing=%s disagree; give one\n",
 				t, o->backing);
 			free(t);
+			free(given);
 			return 2;
 		}
+		free(given);
 		free(o->backing);
 		o->backing = t;
 	} else if (o->backing) {
@@ -452,11 +456,18 @@ int main(int argc, char *argv[])
 	/* Targets run as other users; modes are enforced by the kernel. */
 	fuse_opt_add_arg(&cl.fuse, "-oallow_other,default_permissions");
 	fuse_opt_add_arg(&cl.fuse, "-osubtype=ledgerfs,fsname=ledgerfs");
-	/* libfuse judges its own options here, before anything is created. */
+	/*
+	 * libfuse judges its own options here, before anything is created;
+	 * what it says becomes part of our one line (OPTIONS).
+	 */
+	fuse_set_log_func(lfs_libfuse_log_keep);
 	fuse = fuse_new(&cl.fuse, &lfs_ops, sizeof(lfs_ops), &ctx);
+	fuse_set_log_func(NULL);
 	if (!fuse) {
-		fprintf(stderr, "ledgerfs: refusing to start: libfuse options "
-				"not accepted (see above)\n");
+		fprintf(stderr,
+			"ledgerfs: refusing to start: libfuse options not "
+			"accepted: %s\n",
+			lfs_libfuse_said());
 		goto out;
 	}
 	rc = 1;

@@ -8,6 +8,8 @@
  */
 #include "options.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,4 +259,57 @@ void lfs_opts_free(const struct lfs_opt *tab, void *dst,
 			*sp = NULL;
 		}
 	fuse_opt_free_args(&out->fuse);
+}
+
+/* What libfuse logged while it judged the options, as one line. */
+static char libfuse_said[300];
+
+void lfs_libfuse_log_keep(enum fuse_log_level level, const char *fmt,
+			  va_list ap)
+{
+	size_t n = strlen(libfuse_said), i;
+
+	(void)level;
+	vsnprintf(libfuse_said + n, sizeof(libfuse_said) - n, fmt, ap);
+	/* Its pieces may end in newlines: one line, blanks for them. */
+	for (i = n; libfuse_said[i]; i++)
+		if (libfuse_said[i] == '\n')
+			libfuse_said[i] = ' ';
+}
+
+/* The line libfuse said, "fuse: " and trailing blanks taken off. */
+const char *lfs_libfuse_said(void)
+{
+	size_t n = strlen(libfuse_said);
+	const char *p = libfuse_said;
+
+	while (n && libfuse_said[n - 1] == ' ')
+		libfuse_said[--n] = '\0';
+	if (!strncmp(p, "fuse: ", 6))
+		p += 6;
+	return *p ? p : "(no reason given)";
+}
+
+/*
+ * Do a and b (absolute) name one folder as written, whatever their "//",
+ * "/./" and trailing slashes?  (No ".." resolution: a link may sit there.)
+ */
+bool lfs_same_folder_path(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a == '/' &&
+		       (a[1] == '/' || (a[1] == '.' && (a[2] == '/' || !a[2]))))
+			a += a[1] == '/' ? 1 : 2;
+		while (*b == '/' &&
+		       (b[1] == '/' || (b[1] == '.' && (b[2] == '/' || !b[2]))))
+			b += b[1] == '/' ? 1 : 2;
+		if ((*a == '/' && !a[1] && !*b) || (*b == '/' && !b[1] && !*a))
+			return true; /* one trailing slash more */
+		if (*a != *b)
+			return false;
+		if (!*a)
+			return true;
+		a++;
+		b++;
+	}
 }

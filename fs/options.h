@@ -8,10 +8,13 @@
 #ifndef LF_FS_OPTIONS_H
 #define LF_FS_OPTIONS_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include <fuse_log.h>
 #include <fuse_opt.h>
 
 enum lfs_opt_type {
@@ -55,5 +58,16 @@ void lfs_opts_usage(FILE *f, const struct lfs_opt *tab);
 /* Free what lfs_opts_parse allocated in dst and out. */
 void lfs_opts_free(const struct lfs_opt *tab, void *dst,
 		   struct lfs_cmdline *out);
+
+/*
+ * libfuse's log while it judges its options (fuse_set_log_func), kept
+ * so that the refusal is one line of ours (ledgerfs(8) OPTIONS).
+ */
+void lfs_libfuse_log_keep(enum fuse_log_level level, const char *fmt,
+			  va_list ap);
+const char *lfs_libfuse_said(void);
+
+/* Do absolute paths a and b name one folder, "//", "/./", "/" aside? */
+bool lfs_same_folder_path(const char *a, const char *b);
 
 #endif

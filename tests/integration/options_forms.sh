@@ -114,11 +114,14 @@ refused() {
 	[ -e "$work/nk" ] && rule_fail "key folder created"
 	lf_mounted && { rule_fail mounted; umount -l "$mnt"; }
 	[ -n "$_out" ] || rule_fail "no reason given"
+	rule_eq "lines" 1 "$(printf '%s\n' "$_out" | wc -l | tr -d ' ')"
 	rule_end
 }
 refused unknown_option_is_refused_before_anything_is_created --max-cals=5
 refused unknown_dash_o_option_is_refused_before_anything_is_created -o max_cals=5
 refused option_without_value_is_refused -o max-calls
+refused an_option_libfuse_does_not_know_is_one_line_naming_it -o nosuchopt
+refused a_short_option_libfuse_does_not_know_is_one_line_naming_it -x
 for o in max-line max-calls max-refused max-pending max-ledger journal-size; do
 	refused "a_given_${o}_of_0_is_refused_not_taken_for_the_default" --$o=0
 done
@@ -147,6 +150,25 @@ for f in eq space dasho; do
 	# shellcheck disable=SC2046
 	refused "bad_sync_is_refused_in_form_$f" $(form $f sync fast)
 done
+
+# SOURCE and --backing naming one folder agree, whatever their slashes.
+rule_begin a_source_naming_the_backing_folder_with_a_trailing_slash_agrees
+rm -rf "$work/sb"
+"$LEDGERFS" -f --backing="$work/sb" --key="$work/sk/host.key" "$work/sb/" "$mnt" \
+	>>"$work/daemon.out" 2>"$work/sb.err" &
+lf_daemon=$!
+i=0
+until [ -d "$mnt/cases" ] || [ $i -gt 100 ] || ! kill -0 $lf_daemon 2>/dev/null; do
+	i=$((i + 1))
+	sleep 0.05
+done
+rule_eq mounted yes "$(lf_mounted && echo yes || cat "$work/sb.err")"
+lf_mounted && lf_stop
+lf_daemon=
+_out=$("$LEDGERFS" -f --backing="$work/sb" --key="$work/sk/host.key" "$work/other" "$mnt" 2>&1)
+rule_eq "another folder" 2 $?
+rule_has reason "$_out" "disagree"
+rule_end
 
 rule_begin help_and_version_exit_zero
 rule_has help "$("$LEDGERFS" -h)" "--max-calls=N"
