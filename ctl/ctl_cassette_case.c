@@ -217,8 +217,9 @@ int ctl_cassette_compare(const char *outdir, const char *name,
 		goto out;
 	}
 	cassette_compare(expected, actual, &d);
+	/* Absent keys (what when same, a call not there) are left out. */
 	if (as_json) {
-		o = json_pack("{s:b, s:s?, s:I, s:I, s:I, s:O?, s:O?}", "same",
+		o = json_pack("{s:b, s:s*, s:I, s:I, s:I, s:O*, s:O*}", "same",
 			      d.same, "what", d.what, "sequence",
 			      (json_int_t)d.sequence, "expected_calls",
 			      (json_int_t)d.expected_calls, "actual_calls",
