@@ -158,16 +158,34 @@ static int lfs_getattr(const char *path, struct stat *st,
 	return 0;
 }
 
+/*
+ * A listing is handed out a buffer at a time from the reader's offset
+ * (entry N at offset N), never whole: libfuse then keeps one buffer per
+ * open folder, not a copy of a listing of up to --max-calls long names
+ * for every handle a target holds open (ledgerfs(8) LIMITS).
+ */
 struct fill {
 	void *buf;
 	fuse_fill_dir_t filler;
+	off_t off; /* entries up to this one were handed out before */
+	off_t pos; /* this entry's offset */
+	bool full; /* the reader's buffer is full: stop */
 };
+
+/* The next entry: false once the buffer is full. */
+static bool fill_next(struct fill *f, const char *name)
+{
+	if (f->full)
+		return false;
+	f->pos++;
+	if (f->pos > f->off && f->filler(f->buf, name, NULL, f->pos, 0))
+		f->full = true;
+	return !f->full;
+}
 
 static void fill_one(void *p, const char *name)
 {
-	struct fill *f = p;
-
-	f->filler(f->buf, name, NULL, 0, 0);
+	fill_next(p, name);
 }
 
 /*
@@ -205,33 +223,41 @@ static int lfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 		       off_t off, struct fuse_file_info *fi,
 		       enum fuse_readdir_flags flags)
 {
-	struct fill f = {buf, filler};
+	struct fill f = {buf, filler, off, 0, false};
 	struct node n = *(struct node *)(uintptr_t)fi->fh;
 	char name[REQUEST_NAME_MAX + 1];
 	size_t i, count;
 
 	(void)path;
-	(void)off;
 	(void)flags;
-	filler(buf, ".", NULL, 0, 0);
-	filler(buf, "..", NULL, 0, 0);
+	if (!fill_next(&f, ".") || !fill_next(&f, ".."))
+		return 0;
 	switch (n.kind) {
 	case N_CASES:
+		/* Cases and calls are only ever added: offsets stay put. */
 		count = registry_count(ctx()->reg);
-		for (i = 0; i < count; i++)
-			filler(buf, case_name(registry_at(ctx()->reg, i)), NULL,
-			       0, 0);
+		for (i = (size_t)(off > 2 ? off - 2 : 0), f.pos = 2 + (off_t)i;
+		     i < count; i++)
+			if (!fill_next(&f,
+				       case_name(registry_at(ctx()->reg, i))))
+				break;
 		break;
 	case N_CALLS:
 	case N_REPLIES:
 		count = case_call_count(n.c);
-		for (i = 0; i < count; i++)
+		for (i = (size_t)(off > 2 ? off - 2 : 0), f.pos = 2 + (off_t)i;
+		     i < count; i++) {
 			if ((n.kind == N_CALLS
 				     ? case_call_dirname(n.c, i, name,
 							 sizeof(name))
 				     : case_reply_name(n.c, i, name,
-						       sizeof(name))) == 0)
-				filler(buf, name, NULL, 0, 0);
+						       sizeof(name))) != 0) {
+				f.pos++; /* keep entry i at offset 3 + i */
+				continue;
+			}
+			if (!fill_next(&f, name))
+				break;
+		}
 		break;
 	default:
 		tree_fixed_children(n.kind, fill_one, &f);

@@ -196,6 +196,47 @@ rule_eq "then" ENOBUFS "$2"
 [ "${3:-0}" -gt 0 ] || rule_fail "U cannot read its own tools meanwhile"
 rule_end
 
+# Folder handles held open on a long replies/ listing: each holds one
+# read buffer, not a copy of the listing (ledgerfs(8) LIMITS).  3,000
+# calls with 200-byte ids make a 0.6 MiB listing; 300 handles on it held
+# 180 MiB before.
+lf_stop
+lf_start --max-pending=4M
+lf_open_reg L "interactions:
+  - match: '*'
+    mode: mock
+    mock: {ok: 1}
+" ""
+python3 - "$(lf_tdir L)" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1] + "/request", os.O_RDWR)
+for i in range(3000):
+    os.write(fd, ('{"call_id":"c%05d-%s","tool":"t","args":{}}\n' % (i, "x" * 200)).encode())
+    os.read(fd, 65536)
+PY
+rss0=$(rss_kb)
+python3 - "$(lf_tdir L)/replies" "$work/dirs-held" <<'PY' &
+import os, sys, time
+its = []
+for i in range(300):
+    it = os.scandir(sys.argv[1]); next(it); its.append(it)
+open(sys.argv[2], "w").write("%d" % len(its))
+time.sleep(30)
+PY
+hpid=$!
+lf_bg_pids="$lf_bg_pids $hpid"
+i=0
+until [ -s "$work/dirs-held" ] || [ $i -gt 600 ]; do i=$((i + 1)); sleep 0.05; done
+rss1=$(rss_kb)
+kill "$hpid" 2>/dev/null
+wait "$hpid" 2>/dev/null
+echo "# RSS: ${rss0} kB before, ${rss1} kB with 300 handles on a 3,000-entry replies/"
+rule_begin folder_handles_held_open_hold_a_buffer_not_the_listing
+rule_eq "handles" 300 "$(cat "$work/dirs-held" 2>/dev/null)"
+rule_eq "grew under 48 MiB" yes "$([ $(((rss1 - rss0) / 1024)) -lt 48 ] && echo yes || echo "no: +$(((rss1 - rss0) / 1024)) MiB")"
+rule_eq "listed whole" "3000 3000" "$(ls "$(lf_tdir L)/replies" | wc -l) $(ls "$(lf_tdir L)/replies" | sort -u | wc -l)"
+rule_end
+
 rule_begin ledgers_verify_after_the_memory_attack
 for c in D E; do
 	v=$(lf_verify "$c" 2>&1) || rule_fail "$c: $v"
