@@ -4,18 +4,88 @@
  */
 #include "strmap.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * SipHash-2-4 under a key drawn once per process: call ids come from the
+ * target, which could otherwise choose ids that all land in one probe
+ * run and make every lookup, and a restart, quadratic.
+ */
+static uint64_t strmap_key[2];
+static pthread_once_t strmap_key_once = PTHREAD_ONCE_INIT;
+
+static void strmap_key_draw(void)
+{
+	if (getrandom(strmap_key, sizeof(strmap_key), 0) !=
+	    (ssize_t)sizeof(strmap_key)) {
+		/* No randomness: still a key nobody outside can read. */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		strmap_key[0] = (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)&ts;
+		strmap_key[1] = (uint64_t)ts.tv_sec ^ (uint64_t)getpid();
+	}
+}
+
+#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_ROUND                                                              \
+	do {                                                                   \
+		v0 += v1;                                                      \
+		v1 = SIP_ROTL(v1, 13);                                         \
+		v1 ^= v0;                                                      \
+		v0 = SIP_ROTL(v0, 32);                                         \
+		v2 += v3;                                                      \
+		v3 = SIP_ROTL(v3, 16);                                         \
+		v3 ^= v2;                                                      \
+		v0 += v3;                                                      \
+		v3 = SIP_ROTL(v3, 21);                                         \
+		v3 ^= v0;                                                      \
+		v2 += v1;                                                      \
+		v1 = SIP_ROTL(v1, 17);                                         \
+		v1 ^= v2;                                                      \
+		v2 = SIP_ROTL(v2, 32);                                         \
+	} while (0)
 
 static uint32_t strmap_hash(const char *s)
 {
-	uint32_t h = 2166136261u; /* FNV-1a: keys are short ids */
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i;
+	uint64_t k0, k1, v0, v1, v2, v3, m, b, h;
 
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 16777619u;
+	pthread_once(&strmap_key_once, strmap_key_draw);
+	k0 = strmap_key[0];
+	k1 = strmap_key[1];
+	v0 = k0 ^ 0x736f6d6570736575ULL;
+	v1 = k1 ^ 0x646f72616e646f6dULL;
+	v2 = k0 ^ 0x6c7967656e657261ULL;
+	v3 = k1 ^ 0x7465646279746573ULL;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&m, p + i, 8); /* little-endian hosts: SipHash's order */
+		v3 ^= m;
+		SIP_ROUND;
+		SIP_ROUND;
+		v0 ^= m;
 	}
-	return h ? h : 1;
+	b = (uint64_t)len << 56;
+	for (m = 0; i < len; i++)
+		m |= (uint64_t)p[i] << (8 * (i & 7));
+	b |= m;
+	v3 ^= b;
+	SIP_ROUND;
+	SIP_ROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIP_ROUND;
+	SIP_ROUND;
+	SIP_ROUND;
+	SIP_ROUND;
+	h = v0 ^ v1 ^ v2 ^ v3;
+	return (uint32_t)(h ^ (h >> 32)) ? (uint32_t)(h ^ (h >> 32)) : 1;
 }
 
 void strmap_init(struct strmap *m)
