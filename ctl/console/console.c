@@ -6,6 +6,7 @@
  * libmicrohttpd and the handler (console_http.c), including the event
  * stream of GET /api/events.  It serves until SIGINT or SIGTERM.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <microhttpd.h>
@@ -288,11 +289,12 @@ static void console_print_url(const struct console_srv *s)
 
 	if (s->listen.kind == HTTP_LISTEN_UNIX) {
 		printf("console: http+unix://");
+		/* PATH percent-encoded: all but RFC 3986's unreserved. */
 		for (const char *p = s->listen.path; *p; p++)
-			if (*p == '/')
-				printf("%%2F");
-			else
+			if (isalnum((unsigned char)*p) || strchr("-._~", *p))
 				putchar(*p);
+			else
+				printf("%%%02X", (unsigned char)*p);
 		printf("/?token=%s\n", s->token);
 	} else {
 		http_addr_url_host(s->listen.family, s->listen.addr, host,

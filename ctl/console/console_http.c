@@ -20,7 +20,6 @@ const char *const console_security_headers[][2] = {
 	{"Referrer-Policy", "no-referrer"},
 	{"Cache-Control", "no-store"},
 	{"X-Frame-Options", "DENY"},
-	{"Cross-Origin-Opener-Policy", "same-origin"},
 	{"Cross-Origin-Resource-Policy", "same-origin"},
 };
 const size_t console_security_header_count =
@@ -134,8 +133,16 @@ void console_handle(struct console_srv *s, const struct http_listen *guard,
 	bool bad = false;
 
 	memset(r, 0, sizeof(*r));
+	/*
+	 * A wildcard listener is named by the address connected to, or by
+	 * the wildcard as given on --listen (the printed URL): IP literals
+	 * both, which no rebinding name can be.
+	 */
 	if (http_guard_host(guard, s->port, q->hosts, q->nhosts, &why) !=
-	    LF_OK) {
+		    LF_OK &&
+	    (guard == &s->listen ||
+	     http_guard_host(&s->listen, s->port, q->hosts, q->nhosts, NULL) !=
+		     LF_OK)) {
 		snprintf(r->reason, sizeof(r->reason), "Host guard: %s",
 			 why.msg);
 		text(r, 403,

@@ -145,6 +145,18 @@ rule_eq "literal host" 200 "$(curl -s -o /dev/null -w '%{http_code}' -H "Authori
 rule_eq "rebinding name" 403 "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: attacker.test:$port" -H "Authorization: Bearer $tok" "http://127.0.0.1:$port/api/cases")"
 rule_eq "no token" 403 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/cases")"
 rule_end
+# The printed URL names the wildcard as given: it opens.
+rule_begin allow_remote_on_a_wildcard_the_printed_url_opens
+rule_eq "printed host" "http://0.0.0.0:$port/" "${url%%\?*}"
+rule_eq "the printed url" 303 "$(curl -s -o /dev/null -w '%{http_code}' "$url")"
+rule_end
+stop_console TERM >/dev/null
+
+# unix:PATH: the printed PATH is percent-encoded, all but the unreserved.
+start_console --listen="unix:$work/a b%c.sock" "$mnt"
+rule_begin unix_listener_path_is_percent_encoded_in_the_printed_line
+rule_has line "$url" "$(printf '%s' "$work" | sed 's|/|%2F|g')%2Fa%20b%25c.sock/?token="
+rule_end
 stop_console TERM >/dev/null
 
 # unix:PATH: owner-only socket, the token still needed, removed at exit.
