@@ -378,6 +378,26 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+void fh_drop_lines_of(struct lf_case *c)
+{
+	struct lfs_fh *fh;
+
+	/* Writers take fh->lock alone; open and release take only this. */
+	pthread_mutex_lock(&fh_open_lock);
+	for (fh = fh_open_list; fh; fh = fh->next_open) {
+		if (fh->n.c != c || !fh->charged || fh->n.kind == N_CTL)
+			continue;
+		pthread_mutex_lock(&fh->lock);
+		if (fh->len) {
+			fh->discarding = true;
+			fh->discard_err = EPIPE;
+		}
+		fh_line_free(fh);
+		pthread_mutex_unlock(&fh->lock);
+	}
+	pthread_mutex_unlock(&fh_open_lock);
+}
+
 void lfs_fh_free_all(void)
 {
 	struct lfs_fh *fh;

@@ -77,6 +77,14 @@ int fh_append(char **buf, size_t *len, size_t *cap, const char *data, size_t n);
 void fh_line_free(struct lfs_fh *fh);
 
 /*
+ * Case c closed or failed: the partial lines its targets' descriptors
+ * hold are freed and their budget given back (ledgerfs(8) LIFECYCLE:
+ * a line begun before the close holds nothing); the rest of each such
+ * line is dropped with EPIPE.
+ */
+void fh_drop_lines_of(struct lf_case *c);
+
+/*
  * Charge add bytes to fh's case and to the daemon, each within its bound
  * for budget b (ledgerfs(8) LIMITS): 0, or -ENOBUFS with nothing charged.
  * fh_uncharge gives n bytes back to both.

@@ -134,6 +134,10 @@ int fh_line(struct lfs_fh *fh, const char *line, size_t len)
 		if (e != LF_OK)
 			fprintf(stderr, "ledgerfs: %s ctl: %s\n", case_name(c),
 				why.msg);
+		/* Closed or failed: its targets' partial lines hold nothing. */
+		else if (case_get_state(c) == CASE_CLOSED ||
+			 case_get_state(c) == CASE_FAILED)
+			fh_drop_lines_of(c);
 		break;
 	default:
 		return -EROFS;

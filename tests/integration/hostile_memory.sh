@@ -237,6 +237,30 @@ rule_eq "grew under 48 MiB" yes "$([ $(((rss1 - rss0) / 1024)) -lt 48 ] && echo 
 rule_eq "listed whole" "3000 3000" "$(ls "$(lf_tdir L)/replies" | wc -l) $(ls "$(lf_tdir L)/replies" | sort -u | wc -l)"
 rule_end
 
+# A case closed while its target holds partial lines: they hold nothing
+# any more (ledgerfs(8) LIFECYCLE), so other cases get the room back.
+lf_stop
+lf_start --max-line=65536 --max-pending=1M --max-refused=8
+for c in P1 P2 P3 P4; do
+	lf_open_reg "$c"
+	(sleep 60.7 | "$LFHOLD" "$(lf_tdir "$c")/request" 4 61440 >"$work/hold$c.out" 2>&1) &
+	lf_bg_pids="$lf_bg_pids $!"
+	i=0
+	until grep -q '^ready' "$work/hold$c.out" 2>/dev/null || [ $i -gt 600 ]; do
+		i=$((i + 1))
+		sleep 0.05
+	done
+done
+lf_open_reg P5
+"$LFHOLD" "$(lf_tdir P5)/request" 2 61440 </dev/null >"$work/holdP5a.out" 2>&1
+for c in P1 P2 P3 P4; do echo close >"$(lf_cdir "$c")/ctl"; done
+"$LFHOLD" "$(lf_tdir P5)/request" 2 61440 </dev/null >"$work/holdP5b.out" 2>&1
+rule_begin closing_a_case_gives_back_the_partial_lines_its_target_holds
+rule_has "before the close" "$(head -n1 "$work/holdP5a.out")" "held=0 refused=2 first_error=ENOBUFS"
+rule_has "after it" "$(head -n1 "$work/holdP5b.out")" "held=2 refused=0"
+rule_end
+pkill -f "sleep 60.7" 2>/dev/null
+
 rule_begin ledgers_verify_after_the_memory_attack
 for c in D E; do
 	v=$(lf_verify "$c" 2>&1) || rule_fail "$c: $v"
