@@ -23,6 +23,7 @@
 #include "ctl_verify.h"
 #include "evidence.h"
 #include "ledger.h"
+#include "optarg.h"
 #include "request.h"
 
 #define EXPORT_USAGE                                                           \
@@ -199,6 +200,20 @@ out:
 
 /* ---- export ---- */
 
+/*
+ * The snapshot does not verify: say why (a bad verdict only on the last
+ * try, say_bad; an error always).  Returns the verdict's status.
+ */
+static int export_not_verified(const char *name, const struct ctl_verdict *v,
+			       bool say_bad)
+{
+	if (say_bad || v->status != 1)
+		fprintf(stderr,
+			"ledgerctl export: %s: the ledger does not verify: %s\n",
+			name, v->reason);
+	return v->status;
+}
+
 /* A checkpoint's size line (its second): rows it covers, 0 if none. */
 static unsigned long long export_ckpt_rows(const char *text)
 {
@@ -252,11 +267,7 @@ static int export_gather(const char *mount, const char *backing,
 		goto out;
 	}
 	if (ctl_verify_check(mfd, kp, NULL, &v) != 0) {
-		if (say_bad || v.status != 1)
-			fprintf(stderr,
-				"ledgerctl export: %s: the ledger does not verify: %s\n",
-				name, v.reason);
-		rc = v.status;
+		rc = export_not_verified(name, &v, say_bad);
 		goto out;
 	}
 	if (ledger_verify_fd(mfd, NULL, NULL, collect, rows, &rep, &why) !=
@@ -326,11 +337,7 @@ static int export_gather(const char *mount, const char *backing,
 			member_add(x, "checkpoints", many, l2);
 		one = many = NULL;
 		if (v.status != 0) {
-			if (say_bad || v.status != 1)
-				fprintf(stderr,
-					"ledgerctl export: %s: the ledger does not verify: %s\n",
-					name, v.reason);
-			rc = v.status;
+			rc = export_not_verified(name, &v, say_bad);
 			goto out;
 		}
 	}
@@ -374,14 +381,9 @@ int ctl_export_main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--key") && i + 1 < argc)
-			key_path = argv[++i];
-		else if (!strncmp(a, "--key=", 6))
-			key_path = a + 6;
-		else if (!strcmp(a, "--backing") && i + 1 < argc)
-			backing = argv[++i];
-		else if (!strncmp(a, "--backing=", 10))
-			backing = a + 10;
+		if (opt_value(argc, argv, &i, "--key", &key_path) ||
+		    opt_value(argc, argv, &i, "--backing", &backing))
+			continue;
 		else if (a[0] != '-' && !name)
 			name = a;
 		else if (a[0] != '-' && !out)

@@ -20,6 +20,7 @@
 #include "ctl_tree.h"
 #include "ctl_verify.h"
 #include "ledger.h"
+#include "optarg.h"
 
 int member_add(struct export *x, const char *name, char *data, size_t len)
 {
@@ -453,20 +454,12 @@ int ctl_verify_any_main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if ((!strcmp(a, "--key") || !strcmp(a, "--head")) &&
-		    i + 1 < argc) {
-			if (a[2] == 'k')
-				key_path = argv[i + 1];
-			else
-				head = true;
-			i++;
-		} else if (!strncmp(a, "--key=", 6)) {
-			key_path = a + 6;
-		} else if (!strcmp(a, "--seal-key") && i + 1 < argc) {
-			seal_path = argv[++i];
-		} else if (!strncmp(a, "--seal-key=", 11)) {
-			seal_path = a + 11;
-		} else if (!strncmp(a, "--head=", 7)) {
+		const char *h = NULL;
+
+		if (opt_value(argc, argv, &i, "--key", &key_path) ||
+		    opt_value(argc, argv, &i, "--seal-key", &seal_path)) {
+			continue;
+		} else if (opt_value(argc, argv, &i, "--head", &h)) {
 			head = true;
 		} else if (!strcmp(a, "--json")) {
 			json = true;

@@ -14,6 +14,7 @@
 
 #include "ctl.h"
 #include "ctl_tree.h"
+#include "optarg.h"
 
 #define PROVE_USAGE                                                            \
 	"usage: ledgerctl prove CASE|FOLDER ROW [--checkpoint FILE]\n"
@@ -96,10 +97,8 @@ int ctl_prove_main(int argc, char **argv)
 	int i, fd, rc = 2, n;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--checkpoint") && i + 1 < argc)
-			ckpt = argv[++i];
-		else if (!strncmp(argv[i], "--checkpoint=", 13))
-			ckpt = argv[i] + 13;
+		if (opt_value(argc, argv, &i, "--checkpoint", &ckpt))
+			continue;
 		else if (argv[i][0] == '-' && argv[i][1])
 			break;
 		else if (!c)
@@ -169,10 +168,8 @@ int ctl_consistency_main(int argc, char **argv)
 	int i, fd, rc = 2, n;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--ledger") && i + 1 < argc)
-			ledger = argv[++i];
-		else if (!strncmp(argv[i], "--ledger=", 9))
-			ledger = argv[i] + 9;
+		if (opt_value(argc, argv, &i, "--ledger", &ledger))
+			continue;
 		else if (argv[i][0] == '-' && argv[i][1])
 			break;
 		else if (!old_path)

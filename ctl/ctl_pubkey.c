@@ -10,6 +10,7 @@
 
 #include "ctl.h"
 #include "ctl_tree.h"
+#include "optarg.h"
 
 #define PUBKEY_USAGE "usage: ledgerctl pubkey [--key FILE]\n"
 
@@ -21,10 +22,8 @@ int ctl_pubkey_main(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--key") && i + 1 < argc) {
-			key_path = argv[++i];
-		} else if (!strncmp(argv[i], "--key=", 6)) {
-			key_path = argv[i] + 6;
+		if (opt_value(argc, argv, &i, "--key", &key_path)) {
+			continue;
 		} else if (!strcmp(argv[i], "--help") ||
 			   !strcmp(argv[i], "-h")) {
 			fputs(PUBKEY_USAGE, stdout);

@@ -21,6 +21,7 @@
 #include "ctl.h"
 #include "ledger.h"
 #include "ledger_hashes.h"
+#include "optarg.h"
 
 #define CTL_VERIFY_USAGE                                                           \
 	"usage: ledgerctl verify LEDGER|FILE.tar [--key FILE] [--head ROWS:HEX]\n" \
@@ -503,18 +504,11 @@ int ctl_verify_main(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(CTL_VERIFY_USAGE, stdout);
 			return 0;
-		} else if (!strcmp(a, "--key") && i + 1 < argc) {
-			key_path = argv[++i];
-		} else if (!strncmp(a, "--key=", 6)) {
-			key_path = a + 6;
-		} else if (!strcmp(a, "--head") && i + 1 < argc) {
-			head_arg = argv[++i];
-		} else if (!strncmp(a, "--head=", 7)) {
-			head_arg = a + 7;
-		} else if (!strcmp(a, "--seal-key") && i + 1 < argc) {
-			seal_path = argv[++i];
-		} else if (!strncmp(a, "--seal-key=", 11)) {
-			seal_path = a + 11;
+		} else if (opt_value(argc, argv, &i, "--key", &key_path) ||
+			   opt_value(argc, argv, &i, "--head", &head_arg) ||
+			   opt_value(argc, argv, &i, "--seal-key",
+				     &seal_path)) {
+			continue;
 		} else if (!strcmp(a, "--json")) {
 			json = true;
 		} else if (!strcmp(a, "--require-mac")) {

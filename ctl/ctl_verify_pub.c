@@ -19,6 +19,7 @@
 #include "ctl_checkpoints.h"
 #include "ctl_tree.h"
 #include "ctl_verify.h"
+#include "optarg.h"
 
 #define VERIFY_PUB_USAGE                                                       \
 	"usage: ledgerctl verify --pubkey=VKEY LEDGER [CHECKPOINT ...]\n"
@@ -39,10 +40,8 @@ int ctl_verify_pub_main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "--pubkey") && i + 1 < argc)
-			vkey = argv[++i];
-		else if (!strncmp(a, "--pubkey=", 9))
-			vkey = a + 9;
+		if (opt_value(argc, argv, &i, "--pubkey", &vkey))
+			continue;
 		else if (a[0] == '-' && a[1])
 			break;
 		else if (!ledger)

@@ -71,6 +71,28 @@ for f in space eq; do
 	rule_has "result recorded" "$(grep -F '"phase":"completion"' "$(lf_ledger $C)")" '"v":2'
 	rule_end
 
+	rule_begin "ledgerctl_verify_export_and_pubkey_take_their_options_in_form_$f"
+	if [ $f = eq ]; then
+		"$LEDGERCTL" verify "$backing/cases/$C" --key="$key" >/dev/null 2>&1
+		vrc=$?
+		"$LEDGERCTL" --mount="$mnt" export $C "$work/$C.tar" \
+			--backing="$backing" --key="$key" >/dev/null 2>&1
+		xrc=$?
+		"$LEDGERCTL" pubkey --key="$key" >"$work/vk-$f" 2>/dev/null
+		prc=$?
+	else
+		"$LEDGERCTL" verify "$backing/cases/$C" --key "$key" >/dev/null 2>&1
+		vrc=$?
+		"$LEDGERCTL" --mount "$mnt" export $C "$work/$C.tar" \
+			--backing "$backing" --key "$key" >/dev/null 2>&1
+		xrc=$?
+		"$LEDGERCTL" pubkey --key "$key" >"$work/vk-$f" 2>/dev/null
+		prc=$?
+	fi
+	rule_eq "verify, export, pubkey" "0 0 0" "$vrc $xrc $prc"
+	rule_has "verifier key" "$(cat "$work/vk-$f")" "ledgerfs/"
+	rule_end
+
 	rule_begin "ledgerctl_wait_and_check_target_take_their_options_in_form_$f"
 	"$LEDGERCTL" --mount "$mnt" open W$f --policy "$work/p.yaml" >/dev/null
 	if [ $f = eq ]; then
