@@ -34,6 +34,8 @@
 #   BENCH_DIR=/var/tmp        where the disk backing folders live (the
 #                             disk under test); BENCH_KEEP=1 keeps them
 #   BENCH_CS="1 64"           the concurrencies to run
+#   BENCH_SCALE_SIDES="f j"   memory and scale on the default daemon (f),
+#                             scale on one with --sync=journal (j)
 #   BENCH_PARTS="calls memory scale verify paths console restart"
 set -u
 
@@ -58,6 +60,7 @@ RESTART=${BENCH_RESTART:-$(q "10 1000" "100 10000")}
 MAX_ROUNDS=${BENCH_ROUNDS:-$(q 4 20)}
 SIDES=${BENCH_SIDES:-f p j t}
 CS=${BENCH_CS:-1 64}
+SCALE_SIDES=${BENCH_SCALE_SIDES:-f j}
 PARTS=${BENCH_PARTS:-calls memory scale verify paths console restart}
 T=600 # bound on any single step, seconds
 WARM=20 # a case's first calls, also left out in a figure beside (C = 1)
@@ -255,7 +258,7 @@ for C in $CS; do
 	[ "$C" = 1 ] && ss="$ss a o"
 	for x in $ss; do
 		rm -f "$WORK/lat-$x"
-		eval W_$x=0
+		eval W_$x=0 A_$x=0 K_$x=0
 	done
 	r=1
 	while [ $r -le $ROUNDS ]; do
@@ -270,7 +273,11 @@ for C in $CS; do
 			R=$(side "$x" "$C" "$n" "$r")
 			case $x in
 			a | o) t=$(awk -v c="$n" -v p="$(field "$R" p50_us)" 'BEGIN { print c * p / 1e6 }') ;;
-			*) t=$(field "$R" wall_s) ;;
+			*)
+				t=$(field "$R" wall_s)
+				eval "A_$x=\$(awk -v a=\"\$A_$x\" -v b=\"$(field "$R" all_calling_s)\" 'BEGIN { print a + b }')"
+				eval "K_$x=\$((K_$x + $(field "$R" all_calling_calls)))"
+				;;
 			esac
 			eval "W_$x=\$(awk -v a=\"\$W_$x\" -v b=\"$t\" 'BEGIN { print a + b }')"
 			[ -n "${BENCH_VERBOSE:-}" ] && echo "  round $r $x $R"
@@ -279,13 +286,16 @@ for C in $CS; do
 	done
 	for x in $ss; do
 		F=$("$CLIENT" stats "$WORK/lat-$x") || die stats
-		eval w=\$W_$x
+		eval w=\$W_$x a=\$A_$x k=\$K_$x
 		total=$(field "$F" calls)
-		cps=$(awk -v c="$total" -v w="$w" 'BEGIN { printf "%.0f", c / w }')
+		# calls/s while all C cases were calling (bench_client.c,
+		# bench_all_calling); the whole rounds' figure beside.
+		cpsw=$(awk -v c="$total" -v w="$w" 'BEGIN { printf "%.0f", c / w }')
+		cps=$(awk -v c="$k" -v w="$a" 'BEGIN { printf "%.0f", (w > 0 ? c / w : 0) }')
 		name=$(echo "$NAMES" | tr ' ' '\n' | sed -n "s/^$x://p")
-		case $x in a | o) cps="-" ;; esac
-		printf '  C=%-3s %-16s calls=%-6s p50=%7.0f us  p90=%7.0f us  p99=%7.0f us  calls/s=%s\n' \
-			"$C" "$name" "$total" "$(field "$F" p50_us)" "$(field "$F" p90_us)" "$(field "$F" p99_us)" "$cps"
+		case $x in a | o) cps="-" cpsw="-" ;; esac
+		printf '  C=%-3s %-16s calls=%-6s p50=%7.0f us  p90=%7.0f us  p99=%7.0f us  calls/s=%s (whole rounds %s)\n' \
+			"$C" "$name" "$total" "$(field "$F" p50_us)" "$(field "$F" p90_us)" "$(field "$F" p99_us)" "$cps" "$cpsw"
 		fig "p50_${x}_$C" "$(field "$F" p50_us)"
 		# A lone case's first calls after its registration run slower
 		# on this kind of disk (README, Performance): the same rounds
@@ -302,6 +312,7 @@ for C in $CS; do
 		fi
 		fig "p99_${x}_$C" "$(field "$F" p99_us)"
 		fig "cps_${x}_$C" "$cps"
+		fig "cpsw_${x}_$C" "$cpsw"
 	done
 done
 for x in disk pad jrn shm; do
@@ -310,9 +321,18 @@ done
 fi
 
 # --- memory, then scale, on one fresh daemon on disk --------------------
+# For each of SCALE_SIDES: f, the default daemon (memory, then scale);
+# j, one with --sync=journal (scale alone).
 if want memory || want scale; then
-start_daemon mem "$WORK"
-MMNT=$WORK/mnt-mem
+for SX in $SCALE_SIDES; do
+case $SX in
+f) sfx= label= mtag=mem mopt= ;;
+j) sfx=_j label=" (--sync=journal)" mtag=memj mopt=--sync=journal ;;
+*) die "BENCH_SCALE_SIDES: f or j, not $SX" ;;
+esac
+start_daemon $mtag "$WORK" $mopt
+MMNT=$WORK/mnt-$mtag
+mem_calls=
 sleep 0.5
 rss0=$(vm "$DPID" VmRSS)
 O=$(timeout $T "$CLIENT" open --target "$MMNT" --cases "$IDLE_CASES" \
@@ -320,9 +340,9 @@ O=$(timeout $T "$CLIENT" open --target "$MMNT" --cases "$IDLE_CASES" \
 	2>>"$WORK/client.log") || die "opening $IDLE_CASES cases failed"
 hwm1=$(vm "$DPID" VmHWM)
 per_case=$(((hwm1 - rss0) * 1024 / IDLE_CASES))
-echo "memory: $IDLE_CASES registered idle cases: $rss0 -> $hwm1 kB (VmHWM) -> $per_case bytes per open case ($(field "$O" secs) s to open)"
-fig per_case "$per_case"
-if want memory; then
+echo "memory$label: $IDLE_CASES registered idle cases: $rss0 -> $hwm1 kB (VmHWM) -> $per_case bytes per open case ($(field "$O" secs) s to open)"
+fig per_case$sfx "$per_case"
+if want memory && [ $SX = f ]; then
 	# Warm up the call path (worker threads, arenas) so the next delta
 	# is what the recorded calls themselves keep.
 	run fuse "$MMNT" 64 20 w- --out /dev/null >/dev/null
@@ -347,17 +367,20 @@ if want scale; then
 	hwm5=$(vm "$DPID" VmHWM)
 	thr=$(vm "$DPID" Threads)
 	open_now=$(ls "$MMNT/cases" | wc -l)
-	echo "scale: $open_now open cases, $SCALE_CALLING calling at once ($SCALE_CALLS calls each): $(field "$SR" cps) calls/s, p50 $(field "$SR" p50_us) us, p99 $(field "$SR" p99_us) us; 64 calling on the same daemon: $(field "$R64" cps) calls/s, p99 $(field "$R64" p99_us) us"
-	echo "scale: daemon VmHWM $hwm4 -> $hwm5 kB ($(((hwm5 - hwm4) * 1024 / SCALE_CALLING)) bytes per added calling case, its rows and the worker threads it woke included), $thr threads after the run"
-	fig scale_cps "$(field "$SR" cps)"
-	fig scale_p99 "$(field "$SR" p99_us)"
-	fig scale_cps64 "$(field "$R64" cps)"
+	echo "scale$label: $open_now open cases, $SCALE_CALLING calling at once ($SCALE_CALLS calls each): $(field "$SR" all_calling_cps) calls/s while all call ($(field "$SR" cps) over the whole run), p50 $(field "$SR" p50_us) us, p99 $(field "$SR" p99_us) us; 64 calling on the same daemon: $(field "$R64" all_calling_cps) calls/s ($(field "$R64" cps)), p99 $(field "$R64" p99_us) us"
+	echo "scale$label: daemon VmHWM $hwm4 -> $hwm5 kB ($(((hwm5 - hwm4) * 1024 / SCALE_CALLING)) bytes per added calling case, its rows and the worker threads it woke included), $thr threads after the run"
+	fig scale_cps$sfx "$(field "$SR" all_calling_cps)"
+	fig scale_cpsw$sfx "$(field "$SR" cps)"
+	fig scale_cpsw64$sfx "$(field "$R64" cps)"
+	fig scale_p99$sfx "$(field "$SR" p99_us)"
+	fig scale_cps64$sfx "$(field "$R64" all_calling_cps)"
 	# Each open case's share of the peak, once the recorded calls are
 	# charged at the per-call figure above (when it was taken).
 	calls_done=$(( ${mem_calls:-0} + $( [ -n "${mem_calls:-}" ] && echo 1280 || echo 0) + 64 * SCALE_CALLS + $(field "$SR" calls) ))
-	fig scale_per_case "$((((hwm5 - rss0) * 1024 - calls_done * ${per_call:-0}) / open_now))"
+	fig scale_per_case$sfx "$((((hwm5 - rss0) * 1024 - calls_done * ${per_call:-0}) / open_now))"
 fi
-stop_daemon mem
+stop_daemon $mtag
+done
 fi
 
 # --- ledgerctl verify on a large ledger ---------------------------------
@@ -551,16 +574,19 @@ if [ -n "$tw" ] && [ -n "$ow" ]; then
 	done
 	echo "$line  (f default, p padded, j journal; the goal is the line above)"
 fi
+# whole X: the same ratio over whole rounds, tails included.
+whole() { calc "$(got "cpsw_${1}_64") / $(got cpsw_t_64)"; }
 j64=$(got cps_j_64)
 [ -n "$j64" ] && [ -n "$(got cps_t_64)" ] &&
-	echo "  64 cases with --sync=journal: $j64 / $(got cps_t_64) = $(calc "$j64 / $(got cps_t_64)")  (>= 0.85: $(verdict "$j64 / $(got cps_t_64) >= 0.85")); p99 $(got p99_j_64) us"
+	echo "  64 cases with --sync=journal: $j64 / $(got cps_t_64) = $(calc "$j64 / $(got cps_t_64)")  (>= 0.85: $(verdict "$j64 / $(got cps_t_64) >= 0.85")); p99 $(got p99_j_64) us; whole rounds $(whole j)"
 p64=$(got cps_p_64)
 [ -n "$p64" ] && [ -n "$(got cps_t_64)" ] &&
-	echo "  64 cases with --pad-ledger=1M: $p64 / $(got cps_t_64) = $(calc "$p64 / $(got cps_t_64)")  (>= 0.85: $(verdict "$p64 / $(got cps_t_64) >= 0.85")); p99 $(got p99_p_64) us"
+	echo "  64 cases with --pad-ledger=1M: $p64 / $(got cps_t_64) = $(calc "$p64 / $(got cps_t_64)")  (>= 0.85: $(verdict "$p64 / $(got cps_t_64) >= 0.85")); p99 $(got p99_p_64) us; whole rounds $(whole p)"
 f64=$(got cps_f_64) t64=$(got cps_t_64)
 if [ -n "$f64" ] && [ -n "$t64" ]; then
 	x=$(calc "$f64 / $t64")
-	echo "  64 cases: disk calls/s / tmpfs calls/s = $f64 / $t64 = $x  (>= 0.85: $(verdict "$x >= 0.85")); p99 disk $(got p99_f_64) us, tmpfs $(got p99_t_64) us"
+	echo "  64 cases: disk calls/s / tmpfs calls/s = $f64 / $t64 = $x  (>= 0.85: $(verdict "$x >= 0.85")); p99 disk $(got p99_f_64) us, tmpfs $(got p99_t_64) us; whole rounds $(whole f)"
+	echo "    (calls/s while all 64 cases call: in each round, from when every case has had a call answered until a first case is done; whole rounds include each round's start and tail)"
 fi
 v=$(got verify_mbs)
 [ -n "$v" ] && echo "  verify (chain + MAC, warm, wall): $v MB/s  (>= 800: $(verdict "$v >= 800"))"
@@ -568,12 +594,16 @@ v=$(got per_case)
 [ -n "$v" ] && echo "  memory per open case: $v bytes  (<= 8192: $(verdict "$v <= 8192"))"
 v=$(got per_call)
 [ -n "$v" ] && echo "  memory per recorded call (64 cases calling): $v bytes  (<= 256: $(verdict "$v <= 256"))"
-v=$(got scale_cps)
-if [ -n "$v" ]; then
-	b=$(got scale_cps64)
+for sfx in "" _j; do
+	v=$(got scale_cps$sfx)
+	[ -n "$v" ] || continue
+	[ -z "$sfx" ] && label= || label=" with --sync=journal"
+	b=$(got scale_cps64$sfx)
 	x=$(calc "$v / $b")
-	echo "  scale: $SCALE_CALLING calling among $IDLE_CASES open: $v calls/s / 64-case $b = $x  (>= 0.8: $(verdict "$x >= 0.8")); p99 $(got scale_p99) us  (< 100000: $(verdict "$(got scale_p99) < 100000")); $(got scale_per_case) bytes an open case  (<= 8192: $(verdict "$(got scale_per_case) <= 8192"))"
-fi
+	p=$(got scale_p99$sfx) m=$(got scale_per_case$sfx)
+	echo "  scale$label: $SCALE_CALLING calling among $IDLE_CASES open: $v calls/s / 64-case $b = $x  (>= 0.8: $(verdict "$x >= 0.8")); p99 $p us  (< 100000: $(verdict "$p < 100000")); $m bytes an open case  (<= 8192: $(verdict "$m <= 8192"))"
+	echo "    (calls/s while all of them call; over the whole runs $(calc "$(got scale_cpsw$sfx) / $(got scale_cpsw64$sfx)"))"
+done
 v=$(got relay_over)
 [ -n "$v" ] && echo "  relay overhead per call: +$v us p50; MCP server: +$(got mcp_over) us (direct call $(got direct_p50) us)"
 v=$(got console_ratio)

@@ -38,11 +38,18 @@ for goal in "single call p50 / (overwrite floor + tmpfs call) =" \
 	"memory per open case:" \
 	"memory per recorded call (64 cases calling):" \
 	"scale: 8 calling among 40 open:" \
+	"scale with --sync=journal: 8 calling among 40 open:" \
 	"relay overhead per call: +" \
 	"console streaming: call p50 x" \
 	"restart of 2 cases x 30 rows each:"; do
 	rule_has "goal line" "$out" "$goal"
 done
+rule_end
+
+rule_begin every_side_prints_its_calls_per_second
+# calls/s=N (while all cases call), then the whole rounds' N; floors "-".
+rule_eq "sides without a figure" "" "$(echo "$out" | grep '^  C=' |
+	grep -Ev 'calls/s=([0-9]+ \(whole rounds [0-9]+\)|- \(whole rounds -\))$')"
 rule_end
 
 rule_begin the_bench_leaves_no_mount_behind
