@@ -189,7 +189,7 @@ static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
 {
 	struct ledger_report rep;
 	unsigned long long srows = 0;
-	char shead[CHAIN_HEX_LEN + 1];
+	char shead[CHAIN_HEX_LEN + 1], fault[CTL_FAULT_MAX];
 	struct timespec pause = {0, 50 * 1000 * 1000};
 	int try, rc = EV_USAGE_ERR;
 
@@ -226,12 +226,20 @@ static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
 		}
 		if (rc != EV_OK)
 			return rc;
-		if (ctl_read_status(dirfd, &srows, shead) < 0) {
+		if (ctl_read_status(dirfd, &srows, shead, fault) < 0) {
 			fprintf(stderr, "ledgerctl %s: cannot read %s/status\n",
 				a->cmd, a->ledger);
 			json_decref(*rows);
 			*rows = NULL;
 			return EV_USAGE_ERR;
+		}
+		if (fault[0]) {
+			fprintf(stderr,
+				"ledgerctl %s: %s does not verify: the daemon found it bad when it loaded the case (%s)\n",
+				a->cmd, a->ledger, fault);
+			json_decref(*rows);
+			*rows = NULL;
+			return EV_UNVERIFIED;
 		}
 		if (srows == rep.head.rows && !strcmp(shead, rep.head.head))
 			return EV_OK;

@@ -170,9 +170,11 @@ int ctl_verify_tar(const char *path, const char *key_path,
  * memfd: one snapshot.  The descriptor, or -1. */
 int ctl_snapshot_ledger(int dirfd);
 
-/* rows and head from a mounted case's `status` (dirfd: the case folder).
- * 0, or -1 when it cannot be read. */
+/* rows and head from a mounted case's `status` (dirfd: the case folder),
+ * and in fault the reason when the daemon failed the case at load ("at
+ * load: ..."; else empty).  0, or -1 when it cannot be read. */
+#define CTL_FAULT_MAX 400
 int ctl_read_status(int dirfd, unsigned long long *rows,
-		    char head[CHAIN_HEX_LEN + 1]);
+		    char head[CHAIN_HEX_LEN + 1], char fault[CTL_FAULT_MAX]);
 
 #endif

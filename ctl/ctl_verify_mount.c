@@ -22,15 +22,25 @@
 #include "ctl.h"
 #include "ledger.h"
 
+/* The reason of a case the daemon failed at load (ledgerfs(8) FAILURE). */
+#define CTL_LOAD_FAULT "at load: "
+
 int ctl_read_status(int dirfd, unsigned long long *rows,
-		    char head[CHAIN_HEX_LEN + 1])
+		    char head[CHAIN_HEX_LEN + 1], char fault[CTL_FAULT_MAX])
 {
 	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
 	json_t *st = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+	const char *state = json_string_value(json_object_get(st, "state"));
+	const char *reason = json_string_value(json_object_get(st, "reason"));
 	int rc = -1;
 
 	if (fd >= 0)
 		close(fd);
+	fault[0] = '\0';
+	/* Its MACs or checkpoints did not hold: the rows shown are not all. */
+	if (state && !strcmp(state, "failed") && reason &&
+	    !strncmp(reason, CTL_LOAD_FAULT, strlen(CTL_LOAD_FAULT)))
+		snprintf(fault, CTL_FAULT_MAX, "%s", reason);
 	if (json_is_integer(json_object_get(st, "rows")) &&
 	    json_string_length(json_object_get(st, "head")) == CHAIN_HEX_LEN) {
 		*rows = (unsigned long long)json_integer_value(
@@ -93,7 +103,7 @@ int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
 	unsigned long long srows = 0;
-	char shead[CHAIN_HEX_LEN + 1] = "", head[160];
+	char shead[CHAIN_HEX_LEN + 1] = "", head[160], fault[CTL_FAULT_MAX];
 	int dirfd, mfd = -1, try, rc = 2;
 
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -124,15 +134,25 @@ int ctl_verify_mounted(const char *dir, const char *head_arg, bool json,
 			rc = ctl_report(&v, dir, json); /* says why */
 			goto out;
 		}
-		if (ctl_read_status(dirfd, &srows, shead) < 0) {
+		if (ctl_read_status(dirfd, &srows, shead, fault) < 0) {
 			fprintf(stderr,
 				"ledgerctl verify: cannot read %s/status\n",
 				dir);
 			goto out;
 		}
-		if (srows <= rep.head.rows)
+		if (srows <= rep.head.rows || fault[0])
 			break;
 		nanosleep(&pause, NULL); /* the daemon appended meanwhile */
+	}
+	if (fault[0]) {
+		ctl_verify_check(mfd, NULL, NULL, &v);
+		v.status = 1;
+		v.verdict = "bad";
+		snprintf(v.reason, sizeof(v.reason),
+			 "the daemon found it bad when it loaded the case (%s)",
+			 fault);
+		rc = ctl_report(&v, dir, json);
+		goto out;
 	}
 	if (srows != rep.head.rows || strcmp(shead, rep.head.head)) {
 		ctl_verify_check(mfd, NULL, NULL, &v);

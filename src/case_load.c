@@ -29,6 +29,7 @@ struct load_ctx {
 	/* SHA-256 hex of case.json's policy, mocks, tools ("" when absent). */
 	char have[3][CHAIN_HEX_LEN + 1];
 	char *tampered; /* the first mismatch, once found */
+	bool closed;	/* a case_closed row was read: none may follow */
 };
 
 static const char *const bound_docs[3] = {"policy", "mocks", "tools"};
@@ -284,6 +285,8 @@ static int case_replay_row(void *ctx, const json_t *row, long long off,
 			  1;
 	} else if (strcmp(phase, "case_closed") == 0) {
 		const char *st = replay_str(row, RM_STATE);
+
+		lc->closed = true;
 		const char *reason = replay_str(row, RM_REASON);
 		json_t *counts = replay_get(row, RM_COUNTS);
 
@@ -314,8 +317,10 @@ enum lf_err case_load(int backing_fd, const unsigned char *host_key,
 	struct lf_case *c;
 	struct lf_why doc_why = {{0}}, lwhy = {{0}};
 	struct load_ctx lc = {0};
-	struct ledger_reader reader = {
-		.cb = case_replay_row, .ctx = &lc, .members = replay_members};
+	struct ledger_reader reader = {.cb = case_replay_row,
+				       .ctx = &lc,
+				       .members = replay_members,
+				       .ended = &lc.closed};
 	unsigned long saved[2] = {0, 0};
 	char path[160], *failed = NULL, *marked = NULL;
 	struct ledger_head head;

@@ -473,12 +473,27 @@ struct ledger *ledger_open_failed(int dirfd, const char *path,
 			  : openat(dirfd, path,
 				   O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (l->fd >= 0) {
+		struct ratchet *seal = NULL;
+		struct ratchet_keys keys;
+
 		chain_init();
-		if (ledger_verify_fd(l->fd, case_id, host_key, NULL, NULL, &rep,
-				     &ignored) != LF_NOMEM) {
+		/*
+		 * A sealed ledger's current epoch is checked with its seal
+		 * key file when that loads, so a row whose MAC does not
+		 * match is not served as verified (ledgerfs(8) FAILURE);
+		 * without it, the chain and canonical form alone.
+		 */
+		if (ratchet_beside_load(dirfd, path, host_key, &seal, &keys,
+					&ignored) != LF_OK)
+			seal = NULL;
+		if (ledger_verify_sealed(l->fd, case_id, host_key,
+					 seal ? &keys : NULL, NULL, NULL, &rep,
+					 &ignored) != LF_NOMEM) {
 			l->head = rep.head;
 			l->size = rep.good_bytes;
 		}
+		explicit_bzero(&keys, sizeof(keys));
+		ratchet_free(seal);
 	}
 	return l;
 }
@@ -592,6 +607,14 @@ enum lf_err ledger_open(int dirfd, const char *path, const char *case_id,
 	    ratchet_load_check(l->seal, rep.sealed, rep.head.rows, &rep.walk,
 			       why) != LF_OK) {
 		rc = LF_VERIFY;
+		goto fail;
+	}
+	if (rc == LF_VERIFY && rep.torn && rd && rd->ended && *rd->ended) {
+		/* ledgerfs(8) RECOVERY: any other fault is left as it is. */
+		rc = lf_fail(why, LF_VERIFY,
+			     "bytes after row %llu, which ends the ledger "
+			     "(no append of the daemon's follows it)",
+			     rep.head.rows);
 		goto fail;
 	}
 	if (rc == LF_VERIFY && rep.torn)

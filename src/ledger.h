@@ -71,6 +71,12 @@ struct ledger_reader {
 	ledger_row_cb cb;
 	void *ctx;
 	const char *const *members;
+	/*
+	 * Not NULL: true once cb has read a row that no row may follow
+	 * (case_closed).  A torn tail after it is no append a crash cut
+	 * short, so ledger_open then cuts nothing and fails (LF_VERIFY).
+	 */
+	const bool *ended;
 };
 
 /*
