@@ -495,10 +495,45 @@ static int ctl_ls(const char *mount)
 	return 0;
 }
 
+/*
+ * --mount DIR or --mount=DIR after the command, as check-target takes
+ * it, counts as before it (ledgerctl(1)): taken out of argv, the last
+ * one given wins.  The new argc, or -1 when --mount has no value.
+ */
+static int ctl_take_mount(const char **mount, int argc, char **argv)
+{
+	int a, n = 1;
+
+	for (a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--mount") == 0) {
+			if (a + 1 >= argc)
+				return -1;
+			*mount = argv[++a];
+		} else if (strncmp(argv[a], "--mount=", 8) == 0) {
+			*mount = argv[a] + 8;
+		} else {
+			argv[n++] = argv[a];
+		}
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 int ctl_case_main(const char *mount, int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	char path[4096], *text, line[4200];
+
+	argc = ctl_take_mount(&mount, argc, argv);
+	if (argc < 0) {
+		fprintf(stderr, "ledgerctl: %s: --mount needs a folder\n", cmd);
+		return 2;
+	}
+	if (!*mount) {
+		fprintf(stderr, "ledgerctl: %s: --mount is empty\n", cmd);
+		return 2;
+	}
+	setenv("LEDGERFS_MOUNT", mount, 1);
 
 	if (strcmp(cmd, "open") == 0)
 		return ctl_open(mount, argc, argv);

@@ -116,4 +116,16 @@ for f in space eq; do
 	rule_end
 done
 
+rule_begin ledgerctl_case_commands_take_mount_after_the_command_too
+out=$(LEDGERFS_MOUNT=/nonexistent "$LEDGERCTL" open AFTER --mount "$mnt" --policy "$work/p.yaml" 2>&1)
+rule_eq "open exit" 0 "$?"
+rule_eq "opened" ready "$(lf_state AFTER)"
+out=$(LEDGERFS_MOUNT=/nonexistent "$LEDGERCTL" status AFTER --mount="$mnt" 2>&1)
+rule_has "status" "$out" '"state": "ready"'
+LEDGERFS_MOUNT=/nonexistent "$LEDGERCTL" close --mount "$mnt" AFTER >/dev/null 2>&1
+rule_eq "closed" closed "$(lf_state AFTER)"
+out=$("$LEDGERCTL" status AFTER --mount 2>&1)
+rule_eq "--mount with no folder: usage" "2 ledgerctl: status: --mount needs a folder" "$? $out"
+rule_end
+
 lf_finish
