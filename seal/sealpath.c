@@ -10,6 +10,8 @@
 #include "seal.h"
 
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,6 +132,42 @@ static void print_text(FILE *out, const struct seal_report *rep)
 			rep->dropped);
 }
 
+/*
+ * A usage error: its reason on standard error with the usage, and with
+ * --json anywhere on the line the error document too (sealpath(8)).
+ * Returns the exit status, 2.
+ */
+static int usage_error(bool json, const char *path, const char *root,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int usage_error(bool json, const char *path, const char *root,
+		       const char *fmt, ...)
+{
+	struct seal_report rep = {.verdict = SEAL_ERROR};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep.error, sizeof(rep.error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "sealpath: %s\n", rep.error);
+	usage(stderr);
+	if (json)
+		print_json(stdout, path, root, &rep);
+	return SEAL_ERROR;
+}
+
+/* Is --json on the command line (before any "--")? */
+static bool wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -141,9 +179,11 @@ int main(int argc, char **argv)
 	};
 	const char *path = SEAL_DEFAULT_PATH, *root = "/";
 	struct seal_report rep;
-	int json = 0, opt, verdict;
+	bool json = wants_json(argc, argv);
+	int opt, verdict;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0; /* the reason is ours to print (usage_error) */
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			path = optarg;
@@ -152,26 +192,27 @@ int main(int argc, char **argv)
 			root = optarg;
 			break;
 		case 'j':
-			json = 1;
+			json = true;
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			return usage_error(json, path, root,
+					   "option '%s' needs a value",
+					   argv[optind - 1]);
 		default:
-			usage(stderr);
-			return SEAL_ERROR;
+			return usage_error(json, path, root,
+					   "unknown option '%s'",
+					   argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "sealpath: unexpected argument '%s'\n",
-			argv[optind]);
-		usage(stderr);
-		return SEAL_ERROR;
-	}
-	if (!*root) {
-		fprintf(stderr, "sealpath: --root: empty folder name\n");
-		return SEAL_ERROR;
-	}
+	if (optind < argc)
+		return usage_error(json, path, root, "unexpected argument '%s'",
+				   argv[optind]);
+	if (!*root)
+		return usage_error(json, path, root,
+				   "--root: empty folder name");
 	verdict = seal_audit(path, root, &rep);
 	if (json)
 		print_json(stdout, path, root, &rep);

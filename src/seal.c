@@ -39,7 +39,7 @@ struct seal_slot {
 };
 
 struct seal_walk {
-	struct seal_slot slot[SEAL_MAX_DEPTH];
+	struct seal_slot slot[SEAL_MAX_DEPTH + 1];
 	int top;
 	char disp[SEAL_PATH_MAX]; /* "" is the root, shown as "/" */
 };
@@ -85,14 +85,26 @@ static int seal_error(struct seal_ctx *c, const char *fmt, ...)
 /* Record the first error; the audit stops and its verdict is SEAL_ERROR. */
 static int seal_error(struct seal_ctx *c, const char *fmt, ...)
 {
+	char *e = c->rep->error, line[SEAL_PATH_MAX + sizeof(c->rep->error)];
+	size_t n, cap = sizeof(c->rep->error), head = 160;
 	va_list ap;
 	char *p;
 
 	if (c->rep->verdict != SEAL_ERROR) {
 		va_start(ap, fmt);
-		vsnprintf(c->rep->error, sizeof(c->rep->error), fmt, ap);
+		vsnprintf(line, sizeof(line), fmt, ap);
 		va_end(ap);
-		for (p = c->rep->error; *p; p++)
+		/*
+		 * A long path would push the reason out of the line: keep its
+		 * start, "...", and the end, which holds the reason.
+		 */
+		n = strlen(line);
+		if (n < cap)
+			memcpy(e, line, n + 1);
+		else
+			snprintf(e, cap, "%.*s...%s", (int)head, line,
+				 line + n - (cap - head - 4));
+		for (p = e; *p; p++)
 			if (*p == '\n' || *p == '\r')
 				*p = ' ';
 		c->rep->verdict = SEAL_ERROR;
@@ -440,7 +452,8 @@ static int seal_resolve(struct seal_ctx *c, struct seal_walk *w,
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			if (w->top + 1 >= SEAL_MAX_DEPTH) {
+			/* slot 0 is the root: SEAL_MAX_DEPTH folders below. */
+			if (w->top >= SEAL_MAX_DEPTH) {
 				rc = seal_error(c,
 						"%s: more than %d folders "
 						"deep",

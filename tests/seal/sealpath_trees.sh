@@ -269,6 +269,32 @@ err_case missing_root_is_an_error 2 'No such file or directory' \
 	--root "$tmp/none"
 err_case unknown_option_is_an_error 2 usage --frobnicate
 err_case stray_argument_is_an_error 2 'unexpected argument' /usr/bin
+# 256 folders below the root are walked; one more is an error whose
+# reason survives the long path in front of it.
+deep=$(i=0; while [ $i -lt 256 ]; do printf /a; i=$((i + 1)); done)
+row folders_256_deep_are_walked "mkdir -p .$deep" "$deep" 0 'sealed'
+row folders_257_deep_are_an_error "mkdir -p .$deep/a" "$deep/a" 2 ''
+err_case the_reason_of_an_error_on_a_long_path_is_printed 2 \
+	'more than 256 folders deep$' --root "$img" --path "$deep/a"
+# With --json a usage error prints the error document too.
+json_usage() { # name error args...
+	name=$1 want_err=$2
+	shift 2
+	got=$(timeout 30 "$SEALPATH" "$@" 2>/dev/null)
+	rc=$?
+	want="{\"verdict\":\"error\",\"path\":\"$DEFAULT_PATH\",\"root\":\"/\",\"findings\":[],\"error\":\"$want_err\"}"
+	if [ "$rc" = 2 ] && [ "$got" = "$want" ]; then
+		ok "$name"
+	else
+		not_ok "$name: status $rc: $got"
+	fi
+}
+json_usage json_unknown_option_prints_the_error_document \
+	"unknown option '--bogus'" --json --bogus
+json_usage json_option_without_value_prints_the_error_document \
+	"option '--path' needs a value" --json --path
+json_usage json_stray_argument_prints_the_error_document \
+	"unexpected argument 'x'" x --json
 got=$(timeout 30 "$SEALPATH" --json --root "$tmp/file" 2>/dev/null)
 rc=$?
 want="{\"verdict\":\"error\",\"path\":\"$DEFAULT_PATH\",\"root\":\"$tmp/file\",\"findings\":[],\"error\":\"$tmp/file: not a folder\"}"
