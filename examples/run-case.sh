@@ -36,6 +36,10 @@ for b in ledgerfs ledgerctl sealpath; do
 	[ -x "$build/$b" ] || { echo "run-case: $build/$b not built (run ./configure && make)" >&2; exit 2; }
 done
 command -v bwrap >/dev/null || { echo "run-case: bubblewrap (bwrap) is not installed" >&2; exit 2; }
+agent_timeout=${LEDGERFS_AGENT_TIMEOUT:-600}
+case $agent_timeout in
+'' | *[!0-9]*) echo "run-case: LEDGERFS_AGENT_TIMEOUT: whole seconds, not '$agent_timeout'" >&2; exit 2 ;;
+esac
 
 # A root-owned 0755 work folder: the daemon refuses a backing folder
 # whose parents others could replace.
@@ -146,17 +150,28 @@ ctl wait "$case_id" --timeout 30
 
 step "agent output"
 # An agent that never ends is stopped: bwrap --die-with-parent takes the
-# sandbox with it.  LEDGERFS_AGENT_TIMEOUT seconds, default 600.
+# sandbox with it.  LEDGERFS_AGENT_TIMEOUT seconds, default 600.  The
+# watchdog looks once a second whether the sandbox is still there, so it
+# ends within a second of the agent whatever becomes of the signal sent
+# to it below (a shell that has just forked can lose one).
 agent_status=0
-(sleep "${LEDGERFS_AGENT_TIMEOUT:-600}" && touch "$work/agent-timeout" &&
-	kill "$sandbox") 2>/dev/null &
+(
+	t=0
+	while [ "$t" -lt "$agent_timeout" ]; do
+		sleep 1
+		kill -0 "$sandbox" 2>/dev/null || exit 0
+		t=$((t + 1))
+	done
+	touch "$work/agent-timeout"
+	kill "$sandbox"
+) 2>/dev/null &
 watchdog=$!
 wait "$sandbox" || agent_status=$?
 kill "$watchdog" 2>/dev/null || true
 wait "$watchdog" 2>/dev/null || true
 sandbox=
 if [ -e "$work/agent-timeout" ]; then
-	echo "run-case: the agent ran past ${LEDGERFS_AGENT_TIMEOUT:-600} s and was stopped" >&2
+	echo "run-case: the agent ran past $agent_timeout s and was stopped" >&2
 	agent_status=124
 fi
 
