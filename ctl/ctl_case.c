@@ -211,6 +211,20 @@ static int ctl_seal_out_create(const char *path)
 }
 
 /*
+ * A case name as the view takes it (ledgerctl(1)): every command that
+ * names a case checks it, so no name reaches outside cases/ ("..", "/").
+ * Says why on standard error when it is not one.
+ */
+static bool ctl_case_name_ok(const char *name)
+{
+	if (request_valid_id(name, strlen(name)))
+		return true;
+	fprintf(stderr,
+		"ledgerctl: bad case name '%s': 1-128 characters of [A-Za-z0-9._:-]\n",
+		name);
+	return false;
+}
+/*
  * Take K0 from the view's seal_key (readable once) into fd as its 32
  * raw bytes, flushed (ledgerfs-ledger(5) SEALS).  0, or -1 (said).
  */
@@ -277,12 +291,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	}
 	if (!name || !policy)
 		goto usage;
-	if (!request_valid_id(name, strlen(name))) {
-		fprintf(stderr,
-			"ledgerctl: bad case name '%s': 1-128 characters of [A-Za-z0-9._:-]\n",
-			name);
+	if (!ctl_case_name_ok(name))
 		return 2;
-	}
 	/* The policy's recordings: --cassettes, else the mocks' folder. */
 	pdir = cassette_policy_dir(cassettes, mocks);
 	ptext = ctl_prepare_doc(policy, pdir, 0);
@@ -397,6 +407,8 @@ static int ctl_wait(const char *mount, int argc, char **argv)
 			"usage: ledgerctl wait CASE [--timeout DURATION]\n");
 		return 2;
 	}
+	if (!ctl_case_name_ok(name))
+		return 2;
 	/* One grammar for durations (ledgerctl(1) DURATIONS): 30, 30s, 2m, 1h. */
 	if (tv && units_duration_ms(tv, &timeout_ms, &why) != LF_OK) {
 		fprintf(stderr, "ledgerctl: wait --timeout: %s\n", why.msg);
@@ -541,6 +553,10 @@ int ctl_case_main(const char *mount, int argc, char **argv)
 		return ctl_wait(mount, argc, argv);
 	if (strcmp(cmd, "ls") == 0 && argc == 1)
 		return ctl_ls(mount);
+	if ((!strcmp(cmd, "turn") || !strcmp(cmd, "close") ||
+	     !strcmp(cmd, "fail") || !strcmp(cmd, "status")) &&
+	    argc >= 2 && !ctl_case_name_ok(argv[1]))
+		return 2;
 	if ((strcmp(cmd, "turn") == 0 || strcmp(cmd, "close") == 0) &&
 	    argc == 2) {
 		snprintf(line, sizeof(line), "%s\n", cmd);

@@ -128,4 +128,16 @@ out=$("$LEDGERCTL" status AFTER --mount 2>&1)
 rule_eq "--mount with no folder: usage" "2 ledgerctl: status: --mount needs a folder" "$? $out"
 rule_end
 
+rule_begin ledgerctl_case_commands_refuse_a_name_outside_the_view
+mkdir "$work/fake"
+: >"$work/fake/ctl"
+echo '{"state":"registered"}' >"$work/fake/status"
+for c in "fail ../../fake because" "close ../../fake" "turn ../../fake" \
+	"status ../../fake" "wait ../../fake" "close .."; do
+	out=$("$LEDGERCTL" --mount "$mnt" $c 2>&1)
+	rule_eq "$c" "2 bad case name" "$? $(echo "$out" | grep -o 'bad case name')"
+done
+rule_eq "nothing written outside" "" "$(cat "$work/fake/ctl")"
+rule_end
+
 lf_finish
