@@ -211,6 +211,33 @@ static int ctl_seal_out_create(const char *path)
 }
 
 /*
+ * --env-file: opened before the case, so a file that cannot be written
+ * leaves no case behind; mode 0600 whether it was there or not, since it
+ * will hold the token.  fd, or -1 (said); *made when it is new.
+ */
+static int ctl_env_out_open(const char *path, bool *made)
+{
+	int fd =
+		open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+
+	*made = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && fchmod(fd, 0600) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "ledgerctl: --env-file %s: %s\n", path,
+			strerror(errno));
+		if (*made)
+			unlink(path);
+	}
+	return fd;
+}
+
+/*
  * A case name as the view takes it (ledgerctl(1)): every command that
  * names a case checks it, so no name reaches outside cases/ ("..", "/").
  * Says why on standard error when it is not one.
@@ -270,7 +297,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 {
 	const char *name = NULL, *policy = NULL, *mocks = NULL, *envf = NULL;
 	const char *cassettes = NULL, *tools = NULL, *seal_out = NULL;
-	int seal_fd = -1;
+	int seal_fd = -1, env_fd = -1;
+	bool env_made = false;
 	char path[4096], *ptext = NULL, *mtext = NULL, *token = NULL, *pdir;
 	char *ttext = NULL;
 	FILE *out = stdout;
@@ -304,6 +332,8 @@ static int ctl_open(const char *mount, int argc, char **argv)
 	if (tools && !(ttext = ctl_prepare_tools(tools)))
 		goto out;
 	if (seal_out && (seal_fd = ctl_seal_out_create(seal_out)) < 0)
+		goto out;
+	if (envf && (env_fd = ctl_env_out_open(envf, &env_made)) < 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/cases/%s", mount, name);
 	if (mkdir(path, 0700) < 0) {
@@ -352,18 +382,15 @@ static int ctl_open(const char *mount, int argc, char **argv)
 		seal_fd = -1;
 		seal_out = NULL; /* written: kept */
 	}
-	if (envf) {
-		int fd = open(envf,
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-				      O_NOFOLLOW,
-			      0600);
-
-		out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (env_fd >= 0) {
+		out = ftruncate(env_fd, 0) == 0 ? fdopen(env_fd, "w") : NULL;
 		if (!out) {
-			fprintf(stderr, "ledgerctl: %s: %s\n", envf,
+			fprintf(stderr, "ledgerctl: --env-file %s: %s\n", envf,
 				strerror(errno));
+			out = stdout;
 			goto out;
 		}
+		env_fd = -1; /* out's now */
 	}
 	fprintf(out,
 		"LEDGERFS_CASE=%s\nLEDGERFS_TOKEN=%s\nLEDGERFS_DIR=/mediator\n",
@@ -374,6 +401,11 @@ out:
 	if (seal_fd >= 0) {
 		close(seal_fd);
 		unlink(seal_out);
+	}
+	if (env_fd >= 0) {
+		close(env_fd);
+		if (env_made)
+			unlink(envf);
 	}
 	free(ptext);
 	free(mtext);

@@ -128,6 +128,23 @@ out=$("$LEDGERCTL" status AFTER --mount 2>&1)
 rule_eq "--mount with no folder: usage" "2 ledgerctl: status: --mount needs a folder" "$? $out"
 rule_end
 
+rule_begin ledgerctl_open_env_file_is_mode_0600_even_over_a_file
+echo old >"$work/envx"
+chmod 0644 "$work/envx"
+"$LEDGERCTL" --mount "$mnt" open ENVX --policy "$work/p.yaml" --env-file "$work/envx"
+rule_eq "exit" 0 "$?"
+rule_eq "mode" 600 "$(stat -c %a "$work/envx")"
+rule_has "token written" "$(cat "$work/envx")" "LEDGERFS_TOKEN=$(lf_token ENVX)"
+rule_hasnt "old content gone" "$(cat "$work/envx")" old
+rule_end
+
+rule_begin ledgerctl_open_with_an_env_file_it_cannot_write_makes_no_case
+out=$("$LEDGERCTL" --mount "$mnt" open ENVNO --policy "$work/p.yaml" --env-file "$work/no/such/env" 2>&1)
+rule_eq "exit" 1 "$?"
+rule_has "says" "$out" "--env-file $work/no/such/env: No such file or directory"
+rule_eq "no case" "" "$(ls "$mnt/cases" | grep -x ENVNO)"
+rule_end
+
 rule_begin ledgerctl_case_commands_refuse_a_name_outside_the_view
 mkdir "$work/fake"
 : >"$work/fake/ctl"
