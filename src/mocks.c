@@ -183,6 +183,23 @@ static enum lf_err opt_text(const json_t *obj, const char *key, char **out,
 	return *out ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
 }
 
+/*
+ * cassette_file: NAME ending in .json with no NAME.json.json names NAME
+ * itself (ledgerfs-policy(5) CASSETTE FILES), as for a policy's rules:
+ * the stem is cut in place then.
+ */
+static void mocks_cassette_json_name(const json_t *cassettes, char *stem)
+{
+	size_t n = strlen(stem);
+
+	if (json_object_get(cassettes, stem) || n <= 5 ||
+	    strcmp(stem + n - 5, ".json"))
+		return;
+	stem[n - 5] = '\0';
+	if (!json_object_get(cassettes, stem))
+		stem[n - 5] = '.';
+}
+
 /* A step serves `error` when it has that key, else `response`. */
 static enum lf_err check_step(const json_t *s, const char *sat,
 			      struct lf_why *why)
@@ -306,6 +323,7 @@ static enum lf_err load_replay(struct mrule *r, const json_t *obj,
 		if (!r->cassette_name)
 			return lf_fail(why, LF_EINVAL_DOC,
 				       "%s.cassette_file: %s", at, inner.msg);
+		mocks_cassette_json_name(cassettes, r->cassette_name);
 	}
 	/* A named recording must exist now, as ASSERT's setup checks. */
 	if ((r->cassette_name || !strchr(r->tool, '*')) &&

@@ -918,3 +918,32 @@ Test(mocks, wildcard_policy_match_is_covered_only_by_same_pattern_or_star)
 	}
 	json_decref(pol);
 }
+
+Test(mocks, cassette_file_ending_in_json_names_the_recording_itself)
+{
+	struct mocks *m = load_text(
+		"cassettes: {foo: {status: ok}, bar.json: {x: 1}, bar: {x: 2}}\n"
+		"mocks:\n"
+		"  - {tool: a, cassette_file: foo.json}\n"
+		"  - {tool: b, cassette_file: bar.json}\n");
+	struct mocks_state *st = mocks_state_new();
+	struct mock_result r;
+	char *s;
+
+	r = resolve(m, st, "c", "a", "{}", NULL);
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"status\":\"ok\"}");
+	free(s);
+	mocks_result_clear(&r);
+	/* NAME.json.json is there: it wins. */
+	r = resolve(m, st, "c", "b", "{}", NULL);
+	s = returned_text(&r);
+	cr_assert_str_eq(s, "{\"x\":1}");
+	free(s);
+	mocks_result_clear(&r);
+	mocks_state_free(st);
+	mocks_free(m);
+	refused("cassettes: {foo: {status: ok}}\n"
+		"mocks:\n  - {tool: a, cassette_file: baz.json}\n",
+		"mocks[0]: replay cassette file not found for 'a': 'baz.json'");
+}
