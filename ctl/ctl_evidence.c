@@ -284,6 +284,15 @@ static int verify_as_verify_key(const struct ev_args *a, int fd,
 			a->cmd, a->ledger,
 			strcmp(v.verdict, "wrong_key") ? "" : "wrong key: ",
 			v.reason);
+	/*
+	 * No MAC and no signed checkpoint anchors the chain (a closed case's
+	 * ledger file: its seal key file holds no key for any of its rows):
+	 * said, as verify says it (ledgerctl(1) evidence).
+	 */
+	else if (!v.mac_rows && v.checkpoints < 0)
+		fprintf(stderr,
+			"ledgerctl %s: warning: %s: no MAC checked and no signed checkpoint: the chain and canonical form only (a closed case's MACs need its K0: ledgerctl verify --seal-key)\n",
+			a->cmd, a->ledger);
 	return rc;
 }
 

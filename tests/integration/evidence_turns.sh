@@ -173,5 +173,17 @@ for sub in evidence transcript; do
 		fail "$sub: $(cat "$ROOT/forged.err")"
 done
 
+# The forged ledger alone, as a file: no MAC and no checkpoint reach it,
+# so evidence says on standard error that only the chain was checked.
+cp "$ROOT/forged/C/ledger.jsonl" "$ROOT/forged.jsonl"
+"$LEDGERCTL" evidence "$ROOT/forged.jsonl" --key "$K" >/dev/null 2>"$ROOT/file.err" ||
+	fail "evidence of a ledger file: $(cat "$ROOT/file.err")"
+grep -q "warning: $ROOT/forged.jsonl: no MAC checked and no signed checkpoint" "$ROOT/file.err" ||
+	fail "evidence of a ledger file no MAC reaches says nothing: $(cat "$ROOT/file.err")"
+# ... and says nothing of the kind while its case is open (a MAC checked).
+"$LEDGERCTL" evidence "$B/cases/C" --key "$K" >/dev/null 2>"$ROOT/dir.err"
+! grep -q "no MAC checked" "$ROOT/dir.err" ||
+	fail "a backing folder with checkpoints warned: $(cat "$ROOT/dir.err")"
+
 echo "PASS: evidence per turn over a real mount"
 exit 0
