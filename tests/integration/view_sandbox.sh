@@ -131,6 +131,29 @@ rc=$?
 rule_eq "exit (mock)" 3 "$rc"
 rule_has reply "$out" '"call_id":"s3"'
 rule_end
+# The kernel checks a caller's permission before the daemon sees it
+# (default_permissions): a target that is not root meets the mode bits
+# first (ledgerfs(8) THE VIEW); root meets the daemon's errnos.
+probe='
+import errno, os
+def e(f):
+    try:
+        f()
+        return "ok"
+    except OSError as x:
+        return errno.errorcode[x.errno]
+print("mkdir=" + e(lambda: os.mkdir("/mediator/x")))
+print("unlink=" + e(lambda: os.unlink("/mediator/reply")))
+print("rename=" + e(lambda: os.rename("/mediator/reply", "/mediator/r2")))
+print("openw=" + e(lambda: os.close(os.open("/mediator/reply", os.O_WRONLY))))
+print("chmod=" + e(lambda: os.chmod("/mediator/reply", 0o777)))
+'
+rule_begin a_target_that_is_not_root_meets_the_mode_bits_first
+out=$(sandbox C $as_nobody python3 -c "$probe" 2>&1)
+rule_eq "as uid 65534" "mkdir=EACCES unlink=EACCES rename=EACCES openw=EACCES chmod=EPERM" "$(echo $out)"
+out=$(sandbox C python3 -c "$probe" 2>&1)
+rule_eq "as root" "mkdir=EPERM unlink=EPERM rename=EPERM openw=EROFS chmod=EPERM" "$(echo $out)"
+rule_end
 rule_begin the_other_case_is_untouched_by_the_sandboxed_target
 rule_eq rows 3 "$(lf_rows OTHER)"
 rule_end
