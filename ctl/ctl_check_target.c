@@ -239,9 +239,12 @@ static void say_mount(const char *pid, const struct ct_mount *m)
 	       m->fstype, m->source);
 }
 
-/* The view: shown only as one case's target/ folder, and only one case. */
+/*
+ * The view: shown only as one case's target/ folder, and only one case,
+ * of one daemon: the same name on another view's device is another case.
+ */
 static int check_view(const char *pid, const struct ct_mount *m,
-		      char *case_seen, size_t cap)
+		      char *case_seen, size_t cap, dev_t *case_dev)
 {
 	const char *name, *end;
 	size_t n;
@@ -254,10 +257,11 @@ static int check_view(const char *pid, const struct ct_mount *m,
 			if (!case_seen[0]) {
 				memcpy(case_seen, name, n);
 				case_seen[n] = '\0';
+				*case_dev = m->dev;
 				return 0;
 			}
 			if (strlen(case_seen) == n &&
-			    !strncmp(case_seen, name, n))
+			    !strncmp(case_seen, name, n) && m->dev == *case_dev)
 				return 0;
 		}
 	}
@@ -388,6 +392,7 @@ static int check_mounts(const char *pid, const struct ct_table *tt,
 			char *case_seen, size_t cap)
 {
 	const struct ct_secret *hit;
+	dev_t case_dev = 0;
 	size_t i, k;
 	int bad = 0;
 
@@ -397,7 +402,7 @@ static int check_mounts(const char *pid, const struct ct_table *tt,
 
 		if (!strcmp(m->fstype, "fuse.ledgerfs") ||
 		    (have_view && m->dev == view_dev))
-			bad += check_view(pid, m, case_seen, cap);
+			bad += check_view(pid, m, case_seen, cap, &case_dev);
 		for (k = 0; k < nsec; k++) {
 			if (m->dev != sec[k].devs[0] &&
 			    m->dev != sec[k].devs[1])

@@ -168,6 +168,26 @@ expect_exposed "chroot target" \
 	"$TPID: its root folder is at, above or inside the backing folder $B"
 umount "$ROOT/usr" && lf_extra_mounts= || fail "umount $ROOT/usr"
 
+# 6b. the target folder of a case of the same name on another daemon:
+# another case, of another view
+mkdir -m 0700 "$ROOT/backing2" "$ROOT/keys2" && mkdir "$ROOT/mnt2" || fail "mkdir 2"
+timeout 120 "$LEDGERFS" -f --backing="$ROOT/backing2" --key="$ROOT/keys2/host.key" \
+	"$ROOT/mnt2" 2>"$ROOT/daemon2.err" &
+D2=$!
+lf_extra_mounts="$ROOT/mnt2"
+i=0
+until [ -d "$ROOT/mnt2/cases" ]; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "the second daemon did not mount: $(cat "$ROOT/daemon2.err")"
+	sleep 0.1
+done
+mkdir "$ROOT/mnt2/cases/C" || fail "mkdir case on the second daemon"
+start_target --bind "$ROOT/mnt2/cases/C/target" /m2
+expect_exposed "the same case name on another daemon" \
+	"mount /m2 (root /cases/C/target, fuse.ledgerfs ledgerfs) exposes more of the view"
+fusermount3 -u "$ROOT/mnt2" && lf_extra_mounts= || fail "umount $ROOT/mnt2"
+wait "$D2"
+
 # 7. no such process: unreadable /proc is exit 2
 "$LEDGERCTL" check-target 999999999 --mount "$M" --backing "$B" --key "$K" \
 	>/dev/null 2>&1
