@@ -79,6 +79,8 @@ enum replay_member {
 	RM_STATE,
 	RM_REASON,
 	RM_COUNTS,
+	RM_INPUT,
+	RM_REFUSAL,
 	RM_COUNT
 };
 
@@ -98,6 +100,8 @@ static const char *const replay_members[RM_COUNT + 1] = {
 	[RM_TURN] = "turn",
 	[RM_STATE] = "state",
 	[RM_REASON] = "reason",
+	[RM_INPUT] = "input",
+	[RM_REFUSAL] = "refusal",
 	[RM_COUNTS] = "counts",
 	[RM_COUNT] = NULL,
 };
@@ -255,6 +259,29 @@ static void case_replay_result(struct lf_case *c, const json_t *row,
 		case_settle_call(c, e, missing, off, len);
 }
 
+/*
+ * target/error after a restart: the last refusal the ledger recorded,
+ * as case_note_error wrote it then.
+ */
+static void case_replay_error(struct lf_case *c, const json_t *row)
+{
+	const char *input = replay_str(row, RM_INPUT);
+	const char *name = replay_str(row, RM_REFUSAL);
+	const char *reason = replay_str(row, RM_REASON);
+	int code;
+
+	if (!input || !name)
+		return;
+	for (code = 0; code < LF_ERR_COUNT; code++)
+		if (!strcmp(lf_err_name((enum lf_err)code), name))
+			break;
+	if (code == LF_ERR_COUNT)
+		return;
+	c->error_code = (enum lf_err)code;
+	case_set_str(&c->error, "%s: %s", input,
+		     reason && *reason ? reason : name);
+}
+
 static int case_replay_row(void *ctx, const json_t *row, long long off,
 			   size_t len)
 {
@@ -279,6 +306,7 @@ static int case_replay_row(void *ctx, const json_t *row, long long off,
 		   strcmp(phase, "registration_refused") == 0) {
 		c->refused++;
 		c->refused_rows++;
+		case_replay_error(c, row);
 	} else if (strcmp(phase, "turn") == 0) {
 		c->turn = (unsigned long)json_integer_value(
 				  replay_get(row, RM_TURN)) +

@@ -38,6 +38,10 @@ rule_eq over_limit 3 "$(lf_count CNT over_limit)"
 rule_eq refused 6 "$(lf_count CNT refused)"
 rule_eq refused_unrecorded 3 "$(lf_count CNT refused_unrecorded)"
 rule_end
+# a refusal, recorded: target/error shows it
+lf_open_reg ERR
+lf_write ERR request 'not json\n' >/dev/null
+err_before=$(cat "$(lf_tdir ERR)/error")
 rows_reg=$(lf_rows REG)
 head_torn=$(tail -n1 "$(lf_ledger TORN)")
 rows_torn=$(lf_rows TORN)
@@ -49,6 +53,10 @@ printf '{"case_id":"TORN","mac":"00","phase":"decision","prev":"' >>"$(lf_ledger
 lf_start --max-calls=10 --max-refused=3
 
 st=$(lf_status REG)
+rule_begin target_error_shows_the_last_recorded_refusal_after_restart
+rule_has "before" "$err_before" "EINVAL request:"
+rule_eq "after" "$err_before" "$(cat "$(lf_tdir ERR)/error")"
+rule_end
 rule_begin registered_case_stays_registered
 rule_has state "$st" '"state": "registered"'
 rule_eq "no new row" "$rows_reg" "$(lf_rows REG)"
