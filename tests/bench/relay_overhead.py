@@ -4,7 +4,9 @@
 case's target/request file, of the same call through ledgerfs-relay
 (POST /mediate, a new connection each time, as ASSERT's client does) and,
 given MCP (the ledgerfs-mcp program), through ledgerfs-mcp (one
-tools/call on a running server's stdin, as an MCP client does).
+tools/call on a running server's stdin, as an MCP client does), against
+the direct call followed by its result (what ledgerfs-mcp records for a
+passed call with no downstream server: two rows, two flushes).
 
 usage: relay_overhead.py TARGET_DIR RELAY_URL TOKEN CASE N [MCP]
 """
@@ -58,6 +60,24 @@ def direct(i):
     return dt
 
 
+def direct_result(i):
+    """The direct call and the result a passed call's client reports: the
+    durable work ledgerfs-mcp does for a pass with no downstream server
+    (its result row, real_executed false), so the two compare alike."""
+    line = json.dumps({"call_id": f"e{i}", "tool": "lookup_b", "args": {"i": i}}) + "\n"
+    res = json.dumps({"call_id": f"e{i}", "returned": None, "is_error": False,
+                      "real_executed": False}) + "\n"
+    t = time.perf_counter()
+    with open(f"{tdir}/request", "r+b", buffering=0) as f:
+        f.write(line.encode())
+        reply = f.read(65536)
+    with open(f"{tdir}/result", "wb", buffering=0) as f:
+        f.write(res.encode())
+    dt = time.perf_counter() - t
+    assert b'"mode":"pass"' in reply, reply
+    return dt
+
+
 def relayed(i):
     body = json.dumps({"pre_context": {"interception_point": "pre_tool_call",
                                        "session": {"case_id": case},
@@ -81,13 +101,14 @@ def p(xs, q):
 
 
 # Interleaved, so drift on a shared machine hits both alike.
-d, r, m = [], [], []
+d, r, m, e = [], [], [], []
 if mcp_prog:
     mcp_start()
 for i in range(n):
     d.append(direct(i))
     r.append(relayed(i))
     if mcp:
+        e.append(direct_result(i))
         m.append(mcp_call(i))
 out = {
     "calls": n,
@@ -100,5 +121,6 @@ if mcp:
     mcp.stdin.close()
     mcp.wait(timeout=30)
     out.update({"mcp_p50_us": round(p(m, 0.5)), "mcp_p99_us": round(p(m, 0.99)),
-                "mcp_overhead_p50_us": round(p(m, 0.5) - p(d, 0.5))})
+                "direct_result_p50_us": round(p(e, 0.5)),
+                "mcp_overhead_p50_us": round(p(m, 0.5) - p(e, 0.5))})
 print(json.dumps(out))

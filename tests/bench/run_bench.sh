@@ -468,10 +468,11 @@ P=$(top_srcdir=$S top_builddir=$B timeout $T sh "$S/tests/bench/relay_overhead.s
 case $P in
 '{'*)
 	js() { echo "$P" | python3 -c "import json,sys; print(json.load(sys.stdin).get('$1', ''))"; }
-	echo "paths: direct call p50 $(js direct_p50_us) us; relay p50 $(js relay_p50_us) us (+$(js relay_overhead_p50_us)); MCP p50 $(js mcp_p50_us) us (+$(js mcp_overhead_p50_us)); $PATH_CALLS calls each, interleaved"
+	echo "paths: direct call p50 $(js direct_p50_us) us; relay p50 $(js relay_p50_us) us (+$(js relay_overhead_p50_us)); direct call and its result p50 $(js direct_result_p50_us) us; MCP p50 $(js mcp_p50_us) us (+$(js mcp_overhead_p50_us), over the call and its result: both record two rows); $PATH_CALLS calls each, interleaved"
 	fig relay_over "$(js relay_overhead_p50_us)"
 	fig mcp_over "$(js mcp_overhead_p50_us)"
-	fig direct_p50 "$(js direct_p50_us)" ;;
+	fig direct_p50 "$(js direct_p50_us)"
+	fig direct_result_p50 "$(js direct_result_p50_us)" ;;
 *) echo "paths: not measured: ${P:-$(grep -v '^ *$' "$WORK/paths.log" | tail -1)}" ;;
 esac
 fi
@@ -499,11 +500,14 @@ r=1
 while [ $r -le $rounds ]; do
 	run fuse "$WORK/mnt-con" 1 "$n" "cq$r-" --out "$WORK/lat-cq" >/dev/null
 	# A page following the busy case: its event stream, and the case
-	# read again (status and the last rows) ten times a second.
+	# read again (status, then its last 100 rows) ten times a second.
 	curl -s -N -H "Authorization: Bearer $TOK" "$BASE/api/events?case=cs$r-0" >"$WORK/events" 2>/dev/null &
 	EPID=$!
 	(while :; do
-		curl -s -o /dev/null -H "Authorization: Bearer $TOK" "$BASE/api/cases/cs$r-0?offset=$((n * 2))&limit=100"
+		t=$(curl -s -H "Authorization: Bearer $TOK" "$BASE/api/cases/cs$r-0?limit=0" |
+			sed -n 's/.*"rows_total": *\([0-9][0-9]*\).*/\1/p')
+		o=$((${t:-0} > 100 ? ${t:-0} - 100 : 0))
+		curl -s -o /dev/null -H "Authorization: Bearer $TOK" "$BASE/api/cases/cs$r-0?offset=$o&limit=100"
 		sleep 0.1
 	done) &
 	LPID=$!
@@ -605,7 +609,7 @@ for sfx in "" _j; do
 	echo "    (calls/s while all of them call; over the whole runs $(calc "$(got scale_cpsw$sfx) / $(got scale_cpsw64$sfx)"))"
 done
 v=$(got relay_over)
-[ -n "$v" ] && echo "  relay overhead per call: +$v us p50; MCP server: +$(got mcp_over) us (direct call $(got direct_p50) us)"
+[ -n "$v" ] && echo "  relay overhead per call: +$v us p50 (direct call $(got direct_p50) us); MCP server: +$(got mcp_over) us (direct call and its result $(got direct_result_p50) us)"
 v=$(got console_ratio)
 [ -n "$v" ] && echo "  console streaming: call p50 x $v of the same calls without it"
 v=$(got restart_ms)
