@@ -111,6 +111,18 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 		return fail_at(why, &e->start_mark, "tag not supported", tag);
 	if (tag)
 		tag += strlen(TAG_PREFIX);
+	/*
+	 * PyYAML resolves a plain "=" to tag:yaml.org,2002:value and "<<"
+	 * to ...:merge, and constructs neither as a value (a key "=" is the
+	 * string, "<<" a merge key): the document is refused
+	 * (ledgerfs-policy(5) YAML).
+	 */
+	if (!tag && e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    !expecting_key(b) && (!strcmp(s, "=") || !strcmp(s, "<<")))
+		return fail_at(why, &e->start_mark,
+			       "could not determine a constructor for the tag",
+			       *s == '=' ? "tag:yaml.org,2002:value"
+					 : "tag:yaml.org,2002:merge");
 	if (expecting_key(b)) {
 		struct frame *f = &b->st[b->depth - 1];
 

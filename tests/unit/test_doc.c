@@ -250,6 +250,26 @@ Test(doc, non_core_tags_are_refused)
 	refused("v: !!set {a}", "tag not supported");
 }
 
+Test(doc, plain_value_and_merge_scalars_are_refused_as_pyyaml_does)
+{
+	refused("response: =", "'tag:yaml.org,2002:value'");
+	refused("v: [1, =]", "'tag:yaml.org,2002:value'");
+	refused("response: <<", "'tag:yaml.org,2002:merge'");
+	refused("v: [<<]", "'tag:yaml.org,2002:merge'");
+	/* Quoted, part of a longer scalar, or "=" as a key: strings. */
+	{
+		struct lf_why why = {{0}};
+		json_t *v = parse("v: ['=', \"<<\", <<x, a=b]\n=: 1", &why);
+		json_t *want = json_pack("{s:[s,s,s,s], s:i}", "v", "=", "<<",
+					 "<<x", "a=b", "=", 1);
+
+		cr_assert_not_null(v, "%s", why.msg);
+		cr_assert(json_equal(v, want));
+		json_decref(v);
+		json_decref(want);
+	}
+}
+
 Test(doc, errors_carry_line_and_column)
 {
 	struct lf_why why = {{0}};
