@@ -65,6 +65,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* --dir followed by "--" took it for its folder: a slip, said. */
+	if (dir && (!*dir || !strcmp(dir, "--"))) {
+		mcp_log("--dir needs a folder");
+		usage(stderr);
+		return 2;
+	}
 	/* A downstream command follows "--"; a word without it is a slip. */
 	if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
 		usage(stderr);

@@ -189,6 +189,9 @@ timeout 5 "$MCP" --dir="$d" --init-timeout=soon </dev/null >/dev/null 2>"$work/e
 assert_eq an_init_timeout_outside_the_duration_grammar_is_a_usage_error 2 $?
 timeout 5 "$MCP" --dir="$d" "$work/mute.sh" </dev/null >/dev/null 2>"$work/err"
 assert_eq a_downstream_command_without_the_double_dash_is_a_usage_error 2 $?
+timeout 5 "$MCP" --dir -- "$work/mute.sh" </dev/null >/dev/null 2>"$work/err"
+assert_eq dir_followed_by_the_double_dash_is_a_usage_error "2 --dir needs a folder" \
+	"$? $(grep -o -- '--dir needs a folder' "$work/err")"
 
 # A downstream that ignores SIGTERM: SIGKILL two seconds later, and the
 # server exits (ledgerfs-mcp(1) DOWNSTREAM).
