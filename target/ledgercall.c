@@ -112,7 +112,7 @@ static void print_reason(const char *what, int err)
 {
 	char buf[LFC_REASON_MAX];
 
-	if (*lfc_reason(&lc, buf, sizeof(buf)))
+	if (*lfc_reason(&lc, err, buf, sizeof(buf)))
 		fprintf(stderr, "ledgercall: %s: %s: %s\n", what, strerror(err),
 			buf);
 	else

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		char why[LFC_REASON_MAX];
 
 		mcp_log("register: %s: %s", err > 0 ? strerror(err) : "bad id",
-			lfc_reason(&s.lc, why, sizeof(why)));
+			lfc_reason(&s.lc, err, why, sizeof(why)));
 	}
 	if (optind < argc) {
 		s.ds = mcp_downstream_start(argv + optind, init_ms);

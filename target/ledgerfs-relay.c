@@ -80,9 +80,9 @@ static int be_result(void *ctx, const char *id, const char *returned,
 	return err;
 }
 
-static void be_reason(void *ctx, char *buf, size_t size)
+static void be_reason(void *ctx, int err, char *buf, size_t size)
 {
-	lfc_reason(ctx, buf, size);
+	lfc_reason(ctx, err, buf, size);
 }
 
 const struct relay_backend relay_lfclient_backend = {

@@ -236,8 +236,40 @@ int lfc_result(const struct lfc *c, const char *id, const char *returned,
 	return err;
 }
 
-char *lfc_reason(const struct lfc *c, char *buf, size_t size)
+/* The names the view's errors begin with (ledgerfs(8) errno table). */
+static const char *lfc_errno_name(int err)
 {
+	static const struct {
+		int err;
+		const char *name;
+	} t[] = {
+		{EACCES, "EACCES"},
+		{EEXIST, "EEXIST"},
+		{EINVAL, "EINVAL"},
+		{EFBIG, "EFBIG"},
+		{ENOENT, "ENOENT"},
+		{EPIPE, "EPIPE"},
+		{ENOBUFS, "ENOBUFS"},
+		{ENOMEM, "ENOMEM"},
+		{EIO, "EIO"},
+		{EROFS, "EROFS"},
+		{EPERM, "EPERM"},
+		{ENOSPC, "ENOSPC"},
+		{EAGAIN, "EAGAIN"},
+		{EBUSY, "EBUSY"},
+		{ENAMETOOLONG, "ENAMETOOLONG"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i].err == err)
+			return t[i].name;
+	return NULL;
+}
+
+char *lfc_reason(const struct lfc *c, int err, char *buf, size_t size)
+{
+	const char *name = err > 0 ? lfc_errno_name(err) : NULL;
 	char path[4200];
 	ssize_t n = -1;
 	int fd;
@@ -257,6 +289,14 @@ char *lfc_reason(const struct lfc *c, char *buf, size_t size)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		n--;
 	buf[n] = '\0';
+	/*
+	 * The file is the case's, not this write's: another write refused
+	 * in the meantime wrote its own.  One that names another errno is
+	 * not this refusal's reason (lfclient.h).
+	 */
+	if (name &&
+	    (strncmp(buf, name, strlen(name)) || buf[strlen(name)] != ' '))
+		buf[0] = '\0';
 	return buf;
 }
 

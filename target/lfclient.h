@@ -92,8 +92,12 @@ int lfc_result(const struct lfc *c, const char *id, const char *returned,
 /*
  * Read the case's `error` file (the reason for the last refusal) into
  * buf, without its trailing newline.  Returns buf, "" when there is none.
+ * The file is the case's: with err > 0 (the errno this client's write
+ * got), a reason that names another errno belongs to another write
+ * refused meanwhile, and "" is returned; a reason with the same errno is
+ * the latest such refusal's, which concurrent writers may share.
  */
-char *lfc_reason(const struct lfc *c, char *buf, size_t size);
+char *lfc_reason(const struct lfc *c, int err, char *buf, size_t size);
 
 /*
  * The decision of a reply, from its top-level "mode" (the host writes it

@@ -68,7 +68,7 @@ static int call_report(struct mcp_call *c, const char *id,
 	if (err)
 		mcp_log("result of %s: %s: %s", id,
 			err > 0 ? strerror(err) : "id too long",
-			lfc_reason(&c->srv->lc, why, sizeof(why)));
+			lfc_reason(&c->srv->lc, err, why, sizeof(why)));
 	free(text);
 	return err;
 }
@@ -111,7 +111,8 @@ static json_t *call_forward(struct mcp_call *c, const char *id)
 		snprintf(msg, sizeof(msg),
 			 "ledgerfs refused the tool's result: %s%s%s",
 			 rerr > 0 ? strerror(rerr) : "id too long",
-			 *lfc_reason(&c->srv->lc, why, sizeof(why)) ? ": " : "",
+			 *lfc_reason(&c->srv->lc, rerr, why, sizeof(why)) ? ": "
+									  : "",
 			 why);
 		return call_text_result(msg, true);
 	}
@@ -207,7 +208,8 @@ static json_t *call_run(struct mcp_call *c)
 		/* Refused by the view: a tool error the model can read. */
 		snprintf(msg, sizeof(msg), "ledgerfs refused the call: %s%s%s",
 			 err > 0 ? strerror(err) : "tool name too long",
-			 *lfc_reason(&c->srv->lc, why, sizeof(why)) ? ": " : "",
+			 *lfc_reason(&c->srv->lc, err, why, sizeof(why)) ? ": "
+									 : "",
 			 why);
 		return call_text_result(msg, true);
 	}

@@ -86,7 +86,7 @@ static void view_reason(struct relay *r, int err, char *buf, size_t size)
 	char raw[600];
 	const char *s = raw;
 
-	r->be->reason(r->be->ctx, raw, sizeof(raw));
+	r->be->reason(r->be->ctx, err, raw, sizeof(raw));
 	if (s[0] == 'E') {
 		const char *sp = strchr(s, ' ');
 

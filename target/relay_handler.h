@@ -31,8 +31,11 @@ struct relay_backend {
 		    const char *args, char **reply);
 	int (*result)(void *ctx, const char *id, const char *returned,
 		      int is_error, int real_executed);
-	/* The reason of the last refusal, "" when none. */
-	void (*reason)(void *ctx, char *buf, size_t size);
+	/*
+	 * The reason of the last refusal, "" when none, or when it names
+	 * another errno than err (another write's: lfc_reason).
+	 */
+	void (*reason)(void *ctx, int err, char *buf, size_t size);
 };
 
 struct relay {

@@ -32,7 +32,9 @@ class LedgerfsError(OSError):
 
     errno is the write's errno (EACCES before registration, EINVAL for a
     malformed line, EEXIST for a duplicate call id, EPIPE once the case is
-    closed, ...; see ledgerfs(8)); reason is the view's one-line reason.
+    closed, ...; see ledgerfs(8)); reason is the view's one-line reason,
+    read from the case's error file after the refusal: "" when that file
+    names another errno (another write of the case refused meanwhile).
     """
 
     def __init__(self, err, what, reason=""):
@@ -91,7 +93,14 @@ class Client:
             return ""
 
     def _fail(self, e, what):
-        return LedgerfsError(e.errno or _errno.EIO, what, self.reason())
+        err = e.errno or _errno.EIO
+        why = self.reason()
+        # The error file is the case's: a reason naming another errno
+        # is another write's, refused meanwhile; it is not this one's.
+        name = _errno.errorcode.get(err)
+        if name and not why.startswith(name + " "):
+            why = ""
+        return LedgerfsError(err, what, why)
 
     def _send(self, name, obj, read_reply=False):
         line = (json.dumps(obj, separators=(",", ":")) + "\n").encode()

@@ -70,9 +70,10 @@ static int fk_result(void *ctx, const char *id, const char *returned,
 	return ((struct fake *)ctx)->err;
 }
 
-static void fk_reason(void *ctx, char *buf, size_t size)
+static void fk_reason(void *ctx, int err, char *buf, size_t size)
 {
 	(void)ctx;
+	(void)err;
 	snprintf(buf, size, "EINVAL a reason from the view");
 }
 

@@ -185,6 +185,23 @@ rule_begin a_downstream_silent_past_init_timeout_exits_1
 rule_eq status 1 "$rc"
 rule_has stderr "$(cat "$work/err")" "initialize failed: no answer in time"
 rule_end
+# Two kinds of refusal at once: DIR/error is the case's, so a reason that
+# names another errno than the call's is left out (ledgerfs-mcp(1)).
+python3 - "$work/conc.in" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(100, 140):
+        a = {"x": "y" * (1100 * 1024)} if i % 2 else {"x": "a\u0000b"}
+        f.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                            "params": {"name": "send_a", "arguments": a}}) + "\n")
+PY
+timeout 60 "$MCP" --dir="$d" <"$work/conc.in" >"$work/conc.out" 2>/dev/null
+rule_begin a_refused_call_never_names_another_calls_errno
+rule_eq "answers" 40 "$(grep -c '"isError":true' "$work/conc.out")"
+rule_eq "another errno's reason" "" "$(grep -o 'ledgerfs refused the call: [^"]*' "$work/conc.out" |
+	grep -v -e '^ledgerfs refused the call: File too large\(: EFBIG .*\)\?$' \
+		-e '^ledgerfs refused the call: Invalid argument\(: EINVAL .*\)\?$')"
+rule_end
 timeout 5 "$MCP" --dir="$d" --init-timeout=soon </dev/null >/dev/null 2>"$work/err"
 assert_eq an_init_timeout_outside_the_duration_grammar_is_a_usage_error 2 $?
 timeout 5 "$MCP" --dir="$d" "$work/mute.sh" </dev/null >/dev/null 2>"$work/err"

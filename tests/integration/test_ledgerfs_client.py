@@ -118,6 +118,33 @@ class ClientTest(unittest.TestCase):
             t.join()
         self.assertEqual(len(set(ids)), 8)
 
+    def test_a_refusal_never_carries_another_errnos_reason(self):
+        # Two kinds of refusal at once on one case: the error file is the
+        # case's, so a reason read after a refusal may be another's.
+        big = {"x": "y" * (1100 * 1024)}
+        out = []
+
+        def one(i):
+            try:
+                if i % 2:
+                    self.lf.call("send_a", big)
+                else:
+                    self.lf.call("send_a", {"x": "a\u0000b"})
+            except LedgerfsError as e:
+                out.append(e)
+
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(40)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertEqual(len(out), 40)
+        for e in out:
+            self.assertIn(e.errno, (errno.EFBIG, errno.EINVAL))
+            if e.reason:
+                self.assertTrue(e.reason.startswith(e.errno_name + " "),
+                                (e.errno_name, e.reason))
+
     def test_tools_reads_the_target_tools_file(self):
         self.assertEqual(self.lf.tools(), {"tools": [
             {"name": "resume_line", "inputSchema": {"type": "object"}}]})
