@@ -19,6 +19,7 @@
 
 #include "doc.h"
 #include "mocks.h"
+#include "pyval.h"
 
 /* The folder of path, malloc'd ("." when it has none). */
 static char *folder_of(const char *path)
@@ -96,7 +97,36 @@ out:
 	return v;
 }
 
-/* Every top-level regular NAME.json with a safe NAME, by NAME. */
+/*
+ * A NAME.json that is a symbolic link or not a regular file: the call
+ * that needs it is refused as ASSERT refuses it (its CassettePathError),
+ * so its reason is kept under CASSETTE_REFUSED NAME, a key no recording's
+ * NAME can be (cassette.h).  0, or -1 when out of memory.
+ */
+static int refuse_entry(json_t *map, const char *stem, const char *file,
+			bool link)
+{
+	char *r = pyval_repr_text(file), *key = NULL, *why = NULL;
+	int rc = -1;
+
+	if (r && asprintf(&key, "%s%s", CASSETTE_REFUSED, stem) >= 0 &&
+	    (link ? asprintf(&why,
+			     "cassette %s is a symlink; replay cassettes must "
+			     "be regular files",
+			     r)
+		  : asprintf(&why, "cassette is not a regular file: %s",
+			     file)) >= 0)
+		rc = json_object_set_new(map, key, json_string(why)) ? -1 : 0;
+	free(r);
+	free(key);
+	free(why);
+	return rc;
+}
+
+/*
+ * Every top-level regular NAME.json with a safe NAME, by NAME; the other
+ * NAME.json entries under CASSETTE_REFUSED NAME (refuse_entry).
+ */
 static json_t *read_folder(const char *dir, struct lf_why *why)
 {
 	struct lf_why skip;
@@ -137,9 +167,8 @@ static json_t *read_folder(const char *dir, struct lf_why *why)
 		n = strlen(de->d_name);
 		if (n <= 5 || strcmp(de->d_name + n - 5, ".json"))
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode))
-			continue; /* links and folders are not recordings */
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
 		stem = strndup(de->d_name, n - 5);
 		if (!stem)
 			goto nomem;
@@ -153,6 +182,16 @@ static json_t *read_folder(const char *dir, struct lf_why *why)
 				continue;
 			}
 			free(safe);
+		}
+		/* Links and folders are not recordings: marked (CASSETTE_REFUSED). */
+		if (!S_ISREG(st.st_mode)) {
+			int rc = refuse_entry(map, stem, de->d_name,
+					      S_ISLNK(st.st_mode));
+
+			free(stem);
+			if (rc)
+				goto nomem;
+			continue;
 		}
 		v = read_one(dirfd(d), de->d_name, why);
 		if (!v) {
@@ -207,6 +246,14 @@ static int inline_rule(json_t *rule, const json_t *map, const char *at,
 	if (!v && n > 5 && !strcmp(name + n - 5, ".json")) {
 		name[n - 5] = '\0';
 		v = json_object_get(map, name);
+		if (!v && !mocks_cassette_refused(map, name))
+			name[n - 5] = '.';
+	}
+	if (!v && mocks_cassette_refused(map, name)) {
+		lf_fail(why, LF_EINVAL_DOC, "%s.cassette_file: %s", at,
+			mocks_cassette_refused(map, name));
+		free(name);
+		return -1;
 	}
 	free(name);
 	if (!v)

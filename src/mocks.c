@@ -183,6 +183,16 @@ static enum lf_err opt_text(const json_t *obj, const char *key, char **out,
 	return *out ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
 }
 
+const char *mocks_cassette_refused(const json_t *cassettes, const char *stem)
+{
+	char key[300];
+
+	if (!cassettes || snprintf(key, sizeof(key), "%s%s", CASSETTE_REFUSED,
+				   stem) >= (int)sizeof(key))
+		return NULL;
+	return json_string_value(json_object_get(cassettes, key));
+}
+
 /*
  * cassette_file: NAME ending in .json with no NAME.json.json names NAME
  * itself (ledgerfs-policy(5) CASSETTE FILES), as for a policy's rules:
@@ -326,6 +336,14 @@ static enum lf_err load_replay(struct mrule *r, const json_t *obj,
 		mocks_cassette_json_name(cassettes, r->cassette_name);
 	}
 	/* A named recording must exist now, as ASSERT's setup checks. */
+	if ((r->cassette_name || !strchr(r->tool, '*')) &&
+	    mocks_cassette_refused(
+		    cassettes, r->cassette_name ? r->cassette_name : r->tool))
+		return lf_fail(why, LF_EINVAL_DOC, "%s: %s", at,
+			       mocks_cassette_refused(cassettes,
+						      r->cassette_name
+							      ? r->cassette_name
+							      : r->tool));
 	if ((r->cassette_name || !strchr(r->tool, '*')) &&
 	    !json_object_get(cassettes,
 			     r->cassette_name ? r->cassette_name : r->tool))

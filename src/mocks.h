@@ -118,6 +118,17 @@ json_t *mocks_apply_overrides(const json_t *base, const json_t *overrides,
 char *mocks_cassette_stem(const char *name, struct lf_why *why);
 
 /*
+ * In a document's `cassettes` mapping, CASSETTE_REFUSED NAME holds why
+ * NAME.json could not be a recording (a symbolic link, a folder): ASSERT's
+ * reason, with which a call or rule that needs it is refused
+ * (ledgerfs-policy(5) CASSETTE FILES).  No NAME holds a '/'.
+ */
+#define CASSETTE_REFUSED "/refused/"
+
+/* That reason for stem, or NULL. */
+const char *mocks_cassette_refused(const json_t *cassettes, const char *stem);
+
+/*
  * Names of policy rules in mock mode that carry no payload of their own
  * and that no mock rule covers for every call (for `ledgerctl validate`).
  * New reference: a JSON array of strings.

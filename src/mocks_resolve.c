@@ -286,11 +286,17 @@ static enum lf_err policy_payload(const char *tool, const json_t *rule,
 	if (json_is_null(cas))
 		cas = NULL;
 	if (!cas && cassettes) {
+		const char *refused;
+
 		stem = mocks_cassette_stem(tool, why);
 		if (!stem)
 			return LF_EINVAL_JSON;
 		file = json_object_get(cassettes, stem);
+		/* ASSERT's cassette_exists raises for a link or a folder. */
+		refused = mocks_cassette_refused(cassettes, stem);
 		free(stem);
+		if (refused)
+			return lf_fail(why, LF_EINVAL_JSON, "%s", refused);
 	}
 	if (pyval_truthy(json_object_get(rule, "mock_source"))) {
 		char *p;
