@@ -101,9 +101,14 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 	const char *problem = NULL;
 	json_t *v;
 
-	/* The non-specific tag "!" makes even a plain scalar a string. */
-	if (tag && !strcmp(tag, "!"))
-		tag = TAG_PREFIX "str";
+	/*
+	 * The non-specific tag "!": PyYAML resolves the text as a plain
+	 * scalar's, quoted or not ("! 12" and '! "12"' are 12).
+	 */
+	bool bang = tag && !strcmp(tag, "!");
+
+	if (bang)
+		tag = NULL;
 	if (memchr(s, '\0', len))
 		return fail_at(why, &e->start_mark,
 			       "NUL characters are not supported", NULL);
@@ -117,7 +122,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 	 * string, "<<" a merge key): the document is refused
 	 * (ledgerfs-policy(5) YAML).
 	 */
-	if (!tag && e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	if (!tag && (bang || e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) &&
 	    !expecting_key(b) && (!strcmp(s, "=") || !strcmp(s, "<<")))
 		return fail_at(why, &e->start_mark,
 			       "could not determine a constructor for the tag",
@@ -129,7 +134,8 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 		if (tag && strcmp(tag, "str"))
 			return fail_at(why, &e->start_mark,
 				       "mapping keys must be strings", NULL);
-		if (!tag && e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+		if (!tag &&
+		    (bang || e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {
 			v = yaml11_resolve_plain(s, &problem);
 			if (!json_is_string(v)) {
 				json_decref(v);
@@ -165,7 +171,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 		}
 		return 0;
 	}
-	if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && !tag)
+	if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE && !tag && !bang)
 		v = json_stringn(s, len);
 	else if (!tag)
 		v = yaml11_resolve_plain(s, &problem);
@@ -189,7 +195,21 @@ static int on_scalar(struct builder *b, const yaml_event_t *e,
 		if (i == sizeof(core) / sizeof(core[0]))
 			return fail_at(why, &e->start_mark, "tag not supported",
 				       tag - strlen(TAG_PREFIX));
-		v = yaml11_resolve_plain(s, &problem);
+		/* PyYAML's constructors read the text (yaml11.h). */
+		if (core[i].type == JSON_NULL)
+			v = json_null();
+		else if (core[i].type == JSON_REAL)
+			v = yaml11_construct_float(s, &problem);
+		else if (core[i].type == JSON_TRUE)
+			v = yaml11_construct_bool(s);
+		else
+			v = yaml11_resolve_plain(s, &problem);
+		if (!v && core[i].type == JSON_TRUE)
+			return fail_at(why, &e->start_mark,
+				       "value does not fit its tag", s);
+		if (!v && problem &&
+		    !strcmp(problem, "value does not fit its tag"))
+			return fail_at(why, &e->start_mark, problem, s);
 		if (v && !(json_typeof(v) == core[i].type ||
 			   (core[i].type == JSON_TRUE && json_is_boolean(v)) ||
 			   (core[i].type == JSON_REAL && json_is_integer(v)))) {

@@ -226,3 +226,83 @@ nomem:
 	*problem = "out of memory";
 	return NULL;
 }
+
+/* Python's float(s) on ASCII text: white space around, no hex. */
+static int yaml11_py_float(const char *s, size_t n, double *out)
+{
+	char buf[128], *end;
+	size_t a = 0;
+
+	while (a < n && strchr(" \t\n\r\v\f", s[a]))
+		a++;
+	while (n > a && strchr(" \t\n\r\v\f", s[n - 1]))
+		n--;
+	if (n == a || n - a >= sizeof(buf) || memchr(s + a, 'x', n - a) ||
+	    memchr(s + a, 'X', n - a))
+		return -1;
+	memcpy(buf, s + a, n - a);
+	buf[n - a] = '\0';
+	errno = 0;
+	*out = strtod(buf, &end);
+	return *end || (errno == ERANGE && (*out > 1.0 || *out < -1.0)) ? -1
+									: 0;
+}
+
+json_t *yaml11_construct_float(const char *s, const char **problem)
+{
+	char *v = no_underscores(s), *p, *part;
+	double f = 0, d;
+	int sign = 1;
+
+	if (!v) {
+		*problem = "out of memory";
+		return NULL;
+	}
+	for (p = v; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	p = v;
+	if (*p == '-' || *p == '+')
+		sign = *p++ == '-' ? -1 : 1;
+	if (!strcmp(p, ".inf") || !strcmp(p, ".nan")) {
+		free(v);
+		*problem = "infinity and NaN cannot be represented in JSON";
+		return NULL;
+	}
+	if (strchr(p, ':')) {
+		/* Base 60, each part a Python float: 1:30.5 is 90.5. */
+		for (part = p;; part = strchr(part, ':') + 1) {
+			size_t n = strcspn(part, ":");
+
+			if (yaml11_py_float(part, n, &d) < 0)
+				goto bad;
+			f = f * 60 + d;
+			if (!part[n])
+				break;
+		}
+	} else if (yaml11_py_float(p, strlen(p), &f) < 0) {
+		goto bad;
+	}
+	free(v);
+	if (!isfinite(f)) {
+		*problem = "infinity and NaN cannot be represented in JSON";
+		return NULL;
+	}
+	return json_real(sign * f);
+bad:
+	free(v);
+	*problem = "value does not fit its tag";
+	return NULL;
+}
+
+json_t *yaml11_construct_bool(const char *s)
+{
+	static const char *const words[] = {"yes", "true",  "on",
+					    "no",  "false", "off"};
+	size_t i, n = strlen(s);
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (n == strlen(words[i]) && !strncasecmp(s, words[i], n))
+			return json_boolean(i < 3);
+	return NULL;
+}

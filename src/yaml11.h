@@ -14,4 +14,14 @@
  */
 json_t *yaml11_resolve_plain(const char *s, const char **problem);
 
+/*
+ * An explicitly tagged scalar, as PyYAML's constructors read its text:
+ * !!float (construct_yaml_float: '_' dropped, any case, base 60, else
+ * Python's float(), so 1e3 is 1000.0), NULL with *problem when it does
+ * not fit or JSON cannot hold it; !!bool (yes/no/true/false/on/off in
+ * any case), NULL when it does not fit.
+ */
+json_t *yaml11_construct_float(const char *s, const char **problem);
+json_t *yaml11_construct_bool(const char *s);
+
 #endif

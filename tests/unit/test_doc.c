@@ -106,7 +106,7 @@ Test(doc, plain_scalars_resolve_as_pyyaml_safe_load_resolves_them)
 		{"v: !!str 42", "\"42\""},
 		{"v: !!int \"42\"", "42"},
 		{"v: !!float 3", "3.0"},
-		{"v: ! 42", "\"42\""},
+		{"v: ! 42", "42"},
 	};
 	size_t i;
 
@@ -268,6 +268,46 @@ Test(doc, plain_value_and_merge_scalars_are_refused_as_pyyaml_does)
 		json_decref(v);
 		json_decref(want);
 	}
+}
+
+Test(doc, tagged_scalars_are_read_as_pyyamls_constructors_read_them)
+{
+	static const struct {
+		const char *yaml, *json;
+	} t[] = {
+		{"v: ! 12", "{\"v\":12}"},
+		{"v: ! \"12\"", "{\"v\":12}"},
+		{"v: ! yes", "{\"v\":true}"},
+		{"v: !  'x'", "{\"v\":\"x\"}"},
+		{"v: !!float 1e3", "{\"v\":1000.0}"},
+		{"v: !!float 1E3", "{\"v\":1000.0}"},
+		{"v: !!float 1_0", "{\"v\":10.0}"},
+		{"v: !!float -1_000.5", "{\"v\":-1000.5}"},
+		{"v: !!float 1:30.5", "{\"v\":90.5}"},
+		{"v: !!float \" 2.5 \"", "{\"v\":2.5}"},
+		{"v: !!null foo", "{\"v\":null}"},
+		{"v: !!bool yEs", "{\"v\":true}"},
+		{"v: !!bool OFF", "{\"v\":false}"},
+		{"v: !!str 12", "{\"v\":\"12\"}"},
+		{"v: !!int 12", "{\"v\":12}"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct lf_why why = {{0}};
+		json_t *v = parse(t[i].yaml, &why);
+		char *got;
+
+		cr_assert_not_null(v, "%s: %s", t[i].yaml, why.msg);
+		got = json_dumps(v, JSON_COMPACT | JSON_REAL_PRECISION(17));
+		cr_assert_str_eq(got, t[i].json, "%s", t[i].yaml);
+		free(got);
+		json_decref(v);
+	}
+	refused("v: !!float abc", "value does not fit its tag");
+	refused("v: !!float .inf", "infinity and NaN");
+	refused("v: !!float inf", "infinity and NaN");
+	refused("v: !!bool maybe", "value does not fit its tag");
 }
 
 Test(doc, errors_carry_line_and_column)
