@@ -14,7 +14,8 @@
  * `run` prints one line "RESULT key=value ..." (with --out FILE it also
  * appends each latency, in ns, to FILE): calls/s over the whole run
  * (cps) and over the part of it in which all C clients were calling
- * (all_calling_cps, bench_all_calling); `stats` prints the percentiles
+ * (all_calling_cps, each call counted for its part inside that window:
+ * bench_all_calling); `stats` prints the percentiles
  * over such a file, so interleaved runs can be pooled (with --skip K
  * --every N, leaving out the first K calls of each run of N); `open`
  * opens and registers N idle cases (for the memory figure): "OPENED n=N
@@ -278,8 +279,9 @@ static uint64_t bench_call(struct bench_conn *c, long i, long *errors)
 struct bench_shared {
 	long errors;
 	/*
-	 * clients * calls latencies, ns, then as many times (bench_now_ns)
-	 * at which each call, its result included, was over.
+	 * clients * calls latencies, ns; then as many times (bench_now_ns)
+	 * at which each call, its result included, was over; then as many
+	 * at which each began.
 	 */
 	uint64_t lat[];
 };
@@ -351,6 +353,7 @@ static void bench_target(const struct bench_opts *o, long idx,
 	long i, errors = 0;
 	uint64_t *lat = sh->lat + idx * o->calls;
 	uint64_t *over = sh->lat + o->clients * o->calls + idx * o->calls;
+	uint64_t *begin = over + o->clients * o->calls;
 
 	c.buf = malloc(BENCH_LINE_MAX);
 	if (!c.buf)
@@ -363,6 +366,7 @@ static void bench_target(const struct bench_opts *o, long idx,
 	if (write(ready_w, &byte, 1) != 1 || read(go_r, &byte, 1) != 0)
 		bench_die("start barrier", NULL);
 	for (i = 0; i < o->calls; i++) {
+		begin[i] = bench_now_ns();
 		lat[i] = bench_call(&c, i, &errors);
 		over[i] = bench_now_ns();
 	}
@@ -389,32 +393,34 @@ static int bench_reap(long n)
 }
 
 /*
- * Calls/s while every client was calling: the calls over after every
- * client's first call was over (from then on each is mid-call, as in
- * the rest of the run) up to the first client's last call.  Past that
- * point fewer clients call, and a run's tail (a few left, or one) is not
- * the load of C clients the run measures; both ends of the window fall
- * on the end of a call, so neither counts a start with no call over.
- * The whole run when that window is empty.  Its length in *secs.
+ * Calls/s while every client was calling: from the start until the
+ * first client's last call was over.  Past that point fewer clients
+ * call, and a run's tail (a few left, or one) is not the load of C
+ * clients the run measures.  Each call counts for the part of it inside
+ * that window (a call begun before its end and over after it counts for
+ * what it did inside), so neither end of the window biases the count,
+ * however unevenly the clients were served.  The calls counted, and the
+ * window's length in *secs.
  */
-static size_t bench_all_calling(const struct bench_opts *o,
-				const uint64_t *over, uint64_t t0, double *secs)
+static double bench_all_calling(const struct bench_opts *o,
+				const uint64_t *over, const uint64_t *begin,
+				uint64_t t0, double *secs)
 {
-	size_t total = (size_t)o->clients * (size_t)o->calls, k, n = 0;
-	uint64_t from = 0, until = UINT64_MAX;
+	size_t total = (size_t)o->clients * (size_t)o->calls, k;
+	uint64_t until = UINT64_MAX, a, b;
+	double n = 0;
 	long i;
 
-	for (i = 0; i < o->clients; i++) {
-		if (over[i * o->calls] > from)
-			from = over[i * o->calls];
+	for (i = 0; i < o->clients; i++)
 		if (over[(i + 1) * o->calls - 1] < until)
 			until = over[(i + 1) * o->calls - 1];
+	for (k = 0; k < total; k++) {
+		a = begin[k] > t0 ? begin[k] : t0;
+		b = over[k] < until ? over[k] : until;
+		if (b > a && over[k] > begin[k])
+			n += (double)(b - a) / (double)(over[k] - begin[k]);
 	}
-	if (until <= from)
-		from = t0;
-	for (k = 0; k < total; k++)
-		n += over[k] > from && over[k] <= until;
-	*secs = (double)(until - from) / 1e9;
+	*secs = (double)(until - t0) / 1e9;
 	return n;
 }
 
@@ -422,14 +428,14 @@ static int bench_run(const struct bench_opts *o)
 {
 	size_t total = (size_t)o->clients * (size_t)o->calls;
 	size_t size =
-		sizeof(struct bench_shared) + 2 * total * sizeof(uint64_t);
+		sizeof(struct bench_shared) + 3 * total * sizeof(uint64_t);
 	struct bench_shared *sh;
 	int ready[2], go[2], bad;
 	uint64_t t0, t1;
 	long i;
 	char byte;
 	double secs, all_secs;
-	size_t all;
+	double all;
 
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -467,11 +473,12 @@ static int bench_run(const struct bench_opts *o)
 	}
 	if (o->out)
 		bench_save(o->out, sh->lat, total);
-	all = bench_all_calling(o, sh->lat + total, t0, &all_secs);
+	all = bench_all_calling(o, sh->lat + total, sh->lat + 2 * total, t0,
+				&all_secs);
 	qsort(sh->lat, total, sizeof(uint64_t), bench_cmp_u64);
 	secs = (double)(t1 - t0) / 1e9;
 	printf("RESULT mode=%s clients=%ld calls=%zu wall_s=%.3f cps=%.1f "
-	       "all_calling_calls=%zu all_calling_s=%.4f all_calling_cps=%.1f "
+	       "all_calling_calls=%.0f all_calling_s=%.4f all_calling_cps=%.1f "
 	       "p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f errors=%ld\n",
 	       o->mode, o->clients, total, secs, (double)total / secs, all,
 	       all_secs, (double)all / all_secs,
