@@ -590,7 +590,7 @@ f64=$(got cps_f_64) t64=$(got cps_t_64)
 if [ -n "$f64" ] && [ -n "$t64" ]; then
 	x=$(calc "$f64 / $t64")
 	echo "  64 cases: disk calls/s / tmpfs calls/s = $f64 / $t64 = $x  (>= 0.85: $(verdict "$x >= 0.85")); p99 disk $(got p99_f_64) us, tmpfs $(got p99_t_64) us; whole rounds $(whole f)"
-	echo "    (calls/s while all 64 cases call: in each round, from when every case has had a call answered until a first case is done; whole rounds include each round's start and tail)"
+	echo "    (calls/s while all 64 cases call: in each round, from its start until a first case is done, each call counted for its share of that time; whole rounds include each round's tail)"
 fi
 v=$(got verify_mbs)
 [ -n "$v" ] && echo "  verify (chain + MAC, warm, wall): $v MB/s  (>= 800: $(verdict "$v >= 800"))"
