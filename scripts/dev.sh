@@ -4,12 +4,14 @@
 #   sudo scripts/dev.sh demo   install, build, run a real case end to end
 #   sudo scripts/dev.sh test   install, build, run every test (plain, then
 #                              ASan + UBSan), plus a short libFuzzer run
+#   sudo scripts/dev.sh bench  install, build, run the benchmark
+#                              (tests/bench/run_bench.sh; README, Performance)
 # Builds go to build/plain and build/asan; the source tree stays clean.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 job=${1:-}
-case $job in demo | test) ;; *) echo "usage: $0 demo|test" >&2; exit 2 ;; esac
+case $job in demo | test | bench) ;; *) echo "usage: $0 demo|test|bench" >&2; exit 2 ;; esac
 [ "$(id -u)" -eq 0 ] || { echo "$0: run as root (it installs packages and mounts FUSE)" >&2; exit 2; }
 
 packages="build-essential autoconf automake libtool pkg-config fuse3 libfuse3-dev
@@ -55,6 +57,10 @@ summary() { # summary LOGFILE LABEL: the plain closing line from automake's
 if [ "$job" = demo ]; then
 	build build/plain --enable-werror $dirs
 	LEDGERFS_BUILD="$top/build/plain" exec "$top/examples/run-case.sh"
+fi
+if [ "$job" = bench ]; then
+	build build/plain --enable-werror $dirs
+	exec make -s -C build/plain bench
 fi
 
 echo "== style (clang-format, .clang-format)"
