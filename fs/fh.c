@@ -284,6 +284,7 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 			fh->last_err = -rc;
 	} else {
 		rc = fh_write_lines(fh, buf, size, off);
+		fh_drop_if_asked(fh);
 	}
 	pthread_mutex_unlock(&fh->lock);
 	return rc;
@@ -340,6 +341,7 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 		rc = -atomic_exchange(&fh->late_err, 0);
 	fh->last_err = 0;
 	fh->dirty = false;
+	fh_drop_if_asked(fh);
 	pthread_mutex_unlock(&fh->lock);
 	return rc;
 }
@@ -378,21 +380,43 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Under fh->lock: the rest of a begun line is dropped with EPIPE. */
+static void fh_drop_line(struct lfs_fh *fh)
+{
+	if (fh->len) {
+		fh->discarding = true;
+		fh->discard_err = EPIPE;
+	}
+	fh_line_free(fh);
+}
+
+void fh_drop_if_asked(struct lfs_fh *fh)
+{
+	if (atomic_exchange(&fh->drop_asked, false))
+		fh_drop_line(fh);
+}
+
 void fh_drop_lines_of(struct lf_case *c)
 {
 	struct lfs_fh *fh;
 
-	/* Writers take fh->lock alone; open and release take only this. */
+	/*
+	 * Writers take fh->lock alone; open and release take only this.  A
+	 * writer may hold its lock for as long as a host executor runs
+	 * (ledgerfs(8) HOST EXECUTORS): waiting for it here would hold this
+	 * close, and every open and release of the mount, as long.  A busy
+	 * handle is asked to drop its line when its holder is done.
+	 */
 	pthread_mutex_lock(&fh_open_lock);
 	for (fh = fh_open_list; fh; fh = fh->next_open) {
 		if (fh->n.c != c || !fh->charged || fh->n.kind == N_CTL)
 			continue;
-		pthread_mutex_lock(&fh->lock);
-		if (fh->len) {
-			fh->discarding = true;
-			fh->discard_err = EPIPE;
+		if (pthread_mutex_trylock(&fh->lock) != 0) {
+			atomic_store(&fh->drop_asked, true);
+			continue;
 		}
-		fh_line_free(fh);
+		atomic_store(&fh->drop_asked, false);
+		fh_drop_line(fh);
 		pthread_mutex_unlock(&fh->lock);
 	}
 	pthread_mutex_unlock(&fh_open_lock);

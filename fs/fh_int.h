@@ -52,6 +52,8 @@ struct lfs_fh {
 	int last_err; /* answers flush */
 	/* A deferred write's flush failed (write.c): flush answers EIO. */
 	atomic_int late_err;
+	/* Its case closed while another thread held lock: drop the line. */
+	atomic_bool drop_asked;
 	bool keep_replies;
 	bool snap_charged; /* snap_len is charged to --max-pending */
 	/*
@@ -83,6 +85,12 @@ void fh_line_free(struct lfs_fh *fh);
  * line is dropped with EPIPE.
  */
 void fh_drop_lines_of(struct lf_case *c);
+
+/*
+ * Under fh->lock: drop fh's partial line if a close found fh busy and
+ * asked for it (fh_drop_lines_of waits for no writer).
+ */
+void fh_drop_if_asked(struct lfs_fh *fh);
 
 /*
  * Charge add bytes to fh's case and to the daemon, each within its bound

@@ -131,6 +131,7 @@ bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
 	pthread_mutex_lock(&fh->lock);
 	rc = fh_write_lines(fh, (const char *)(wi + 1), wi->size,
 			    (off_t)wi->offset);
+	fh_drop_if_asked(fh);
 	pthread_mutex_unlock(&fh->lock);
 	write_now = NULL;
 	w->result = rc;

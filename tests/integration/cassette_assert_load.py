@@ -49,7 +49,7 @@ def main():
     setup_mod._validate_replay_cassettes(lib, lib.cassette_dir)
     med = mediator_mod.ActionMediator(policy, mocks=lib.fresh(),
                                       cassette_dir=lib.cassette_dir)
-    calls = [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines()]
+    calls = [json.loads(line) for line in (out / "calls.jsonl").read_text().split("\n") if line]
     for call in calls:
         d = med.plan({"interception_point": "pre_tool_call", "case_id": case_id,
                       "tool_call": {"name": call["tool"], "args": call["args"]}})

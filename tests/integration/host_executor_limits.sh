@@ -10,21 +10,11 @@
 lf_setup
 lf_start
 
-lf_executor_dirs
-printf '#!/bin/sh\ncat >/dev/null\nmktemp %s/started.XXXXXX >/dev/null\nwhile [ ! -e %s/release ]; do sleep 0.05; done\necho "{\\"released\\":true}"\n' \
-	"$run" "$run" >"$tools/gate"
-chmod 0755 "$tools/gate"
-POLICY="interactions:
-  - match: gate
-    mode: pass
-    exec: {argv: [$tools/gate], timeout: 60s}
-default: {mode: block}
-"
-started() { ls "$run" | grep -c '^started\.'; }
+lf_gate_executor
 
 i=1
 while [ $i -le 17 ]; do
-	lf_open_reg "G$i" "$POLICY" ""
+	lf_open_reg "G$i" "$GATE_POLICY" ""
 	i=$((i + 1))
 done
 # start_gates PREFIX: each case calls gate (ids PREFIX1..PREFIX17, replies
@@ -43,7 +33,7 @@ start_gates() {
 	done
 	lf_bg_pids="$lf_bg_pids $pids"
 	n=0
-	while [ "$(started)" -lt 16 ] && [ $n -lt 400 ]; do
+	while [ "$(lf_gate_started)" -lt 16 ] && [ $n -lt 400 ]; do
 		n=$((n + 1))
 		sleep 0.05
 	done
@@ -52,7 +42,7 @@ start_gates g
 # The 17th would have started by now if a slot were free for it.
 sleep 1
 rule_begin at_most_16_executors_run_at_once_in_all
-rule_eq "started before any ended" 16 "$(started)"
+rule_eq "started before any ended" 16 "$(lf_gate_started)"
 rule_end
 
 touch "$run/release"
@@ -60,7 +50,7 @@ for p in $pids; do
 	wait "$p"
 done
 rule_begin the_call_past_the_bound_runs_once_a_slot_frees
-rule_eq "started in all" 17 "$(started)"
+rule_eq "started in all" 17 "$(lf_gate_started)"
 i=1
 while [ $i -le 17 ]; do
 	rule_has "G$i" "$(cat "$work/reply.$i")" '"returned":{"released":true}'

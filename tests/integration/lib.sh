@@ -270,6 +270,24 @@ lf_executor_dirs() {
 	chmod 1777 "$run"
 }
 
+# lf_gate_executor: $tools/gate, an executor that leaves a mark
+# $run/started.* and waits for $run/release, then returns
+# {"released":true}; $GATE_POLICY passes gate through it and blocks the
+# rest; lf_gate_started counts the marks.
+lf_gate_executor() {
+	lf_executor_dirs
+	printf '#!/bin/sh\ncat >/dev/null\nmktemp %s/started.XXXXXX >/dev/null\nwhile [ ! -e %s/release ]; do sleep 0.05; done\necho "{\\"released\\":true}"\n' \
+		"$run" "$run" >"$tools/gate"
+	chmod 0755 "$tools/gate"
+	GATE_POLICY="interactions:
+  - match: gate
+    mode: pass
+    exec: {argv: [$tools/gate], timeout: 60s}
+default: {mode: block}
+"
+}
+lf_gate_started() { ls "$run" | grep -c '^started\.'; }
+
 # lf_open_host_echo C: open and register case C whose one tool,
 # echo_args, the host runs (ledgerfs-policy(5) HOST EXECUTORS); it returns
 # {"by":"host","got":ARGS}.

@@ -57,7 +57,7 @@ def canonical(row):
 
 def forge(path, host, data):
     epoch, kk = stored(host, data)
-    rows = [json.loads(l) for l in open(path, encoding="utf-8").read().splitlines()]
+    rows = [json.loads(l) for l in open(path, encoding="utf-8").read().split("\n") if l]
     target = next(i for i, r in enumerate(rows)
                   if r["epoch"] == epoch - 1 and r["phase"] == "decision")
     rows[target]["mode"] = "forged"

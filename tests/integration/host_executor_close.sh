@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# host_executor_close.sh - a case closed or failed while its host executor
+# runs holds nothing but that executor's writer (ledgerfs(8) HOST
+# EXECUTORS): the close itself, another case's call and status, and a new
+# case are all served before the executor ends; the writer then gets
+# EPIPE and the call is recorded completion_missing.  Ordering, not
+# timing: each is checked while the executor still waits for a release
+# file, which a watchdog touches after 30 s.
+. "$(dirname "$0")/lib.sh"
+lf_setup
+lf_start
+
+lf_gate_executor
+released() { [ -e "$run/release" ]; }
+
+# wait_done PID: until PID ends or the release (the watchdog's, at 30 s).
+wait_done() {
+	while kill -0 "$1" 2>/dev/null && ! released; do
+		sleep 0.05
+	done
+}
+
+lf_open_reg E "$LF_POLICY_DEFAULT"
+
+# held_close C ACTION: C's gate call runs; ACTION (close, or fail) on C,
+# then the rules; finally the release.
+held_close() {
+	rm -f "$run/release" "$run"/started.*
+	lf_open_reg "$1" "$GATE_POLICY" ""
+	(sleep 30; touch "$run/release") &
+	lf_bg_pids="$lf_bg_pids $!"
+	(lf_call "$1" "${1}g" gate >"$work/$1.reply" 2>"$work/$1.err"; echo "rc=$?" >>"$work/$1.err") &
+	writer=$!
+	lf_bg_pids="$lf_bg_pids $writer"
+	n=0
+	while [ "$(lf_gate_started)" -lt 1 ] && [ $n -lt 400 ]; do
+		n=$((n + 1))
+		sleep 0.05
+	done
+	(echo "$2" >"$(lf_cdir "$1")/ctl") &
+	closer=$!
+	wait_done "$closer"
+	rule_begin "${2}_during_a_host_executor_returns_before_it_ends"
+	released && rule_fail "$2 waited for the executor"
+	rule_end
+	(lf_call E "e$1" anything >"$work/e$1.reply") &
+	other=$!
+	wait_done "$other"
+	rule_begin "${2}_during_a_host_executor_holds_no_other_case"
+	released && rule_fail "another case's call waited for the executor"
+	rule_has "other case's reply" "$(cat "$work/e$1.reply")" '"mode":"block"'
+	(lf_status E >"$work/e$1.status") &
+	other=$!
+	wait_done "$other"
+	released && rule_fail "another case's status waited for the executor"
+	rule_has "other case's status" "$(cat "$work/e$1.status")" '"state": "registered"'
+	(mkdir "$mnt/cases/N$1") &
+	other=$!
+	wait_done "$other"
+	released && rule_fail "a new case waited for the executor"
+	[ -d "$mnt/cases/N$1" ] || rule_fail "no new case N$1"
+	rule_end
+	touch "$run/release"
+	wait "$writer"
+	rule_begin "${2}_during_a_host_executor_answers_its_writer_epipe"
+	rule_has "writer" "$(cat "$work/$1.err")" "rc=1"
+	rule_has "target/error" "$(cat "$(lf_tdir "$1")/error")" "EPIPE"
+	rule_has "ledger" "$(cat "$(lf_ledger "$1")")" '"phase":"completion_missing"'
+	rule_hasnt "ledger" "$(cat "$(lf_ledger "$1")")" '"released"'
+	rule_end
+	lf_bg_pids=
+}
+
+held_close C close
+held_close F fail
+
+lf_finish
