@@ -177,7 +177,8 @@ static void on_register(struct relay *r, const json_t *payload,
  * The reply object as ASSERT's decision payload: ledgerfs's own keys
  * dropped; a host-executed call shown as mode mock with mock_source
  * host_executed, the only way ASSERT's client does not run a tool
- * (WAVE2 3).  New reference, NULL when the reply is no decision.
+ * (ledgerfs-relay(1) HOST-EXECUTED CALLS).  New reference, NULL when the
+ * reply is no decision.
  */
 static json_t *decision_of(const char *reply)
 {

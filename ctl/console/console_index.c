@@ -32,7 +32,10 @@ bool cx_name_ok(const char *name)
 		      "z0123456789._:-") == n;
 }
 
-/* WAVE2 fingerprint: SHA-256("ledgerfs-key-fingerprint\n" || key)[0..8]. */
+/*
+ * ledgerfs-ledger(5) SEALS, Fingerprints:
+ * SHA-256("ledgerfs-key-fingerprint\n" || key)[0..8].
+ */
 static void cx_fingerprint(const unsigned char *key, char out[17])
 {
 	static const char label[] = "ledgerfs-key-fingerprint\n";
