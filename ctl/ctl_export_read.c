@@ -408,10 +408,16 @@ int ctl_verify_tar(const char *path, const char *key_path,
 	}
 	if (nbad)
 		sums_print_bad(files);
-	if (v.status == 0)
-		printf("%s: %s: case %s, %d files match " SUMS
+	/* With v.status 0, only members can make the archive bad. */
+	if (v.status == 0 && nbad)
+		printf("bad: %s: case %s, %d of %zu files do not match " SUMS
 		       "; ledger %llu rows, head %s, MACs %s\n",
-		       rc ? "bad" : "ok", path, prefix, x.n - 1, v.rows, v.head,
+		       path, prefix, nbad, json_object_size(files), v.rows,
+		       v.head, v.macs_checked ? "checked" : "not checked");
+	else if (v.status == 0)
+		printf("ok: %s: case %s, %d files match " SUMS
+		       "; ledger %llu rows, head %s, MACs %s\n",
+		       path, prefix, x.n - 1, v.rows, v.head,
 		       v.macs_checked ? "checked" : "not checked");
 	else if (!strcmp(v.verdict, "error"))
 		fprintf(stderr, "ledgerctl verify: %s: ledger.jsonl: %s\n",
@@ -445,10 +451,31 @@ out:
 	return rc;
 }
 
+/* The last line of text, without its "ledgerctl ...: " prefix. */
+static const char *last_reason(char *text)
+{
+	char *end, *line, *p;
+
+	if (!text)
+		return NULL;
+	end = text + strlen(text);
+	while (end > text && end[-1] == '\n')
+		*--end = '\0';
+	line = strrchr(text, '\n');
+	line = line ? line + 1 : text;
+	if (!strncmp(line, "ledgerctl", 9) && (p = strstr(line, ": ")))
+		line = p + 2;
+	return *line ? line : NULL;
+}
+
 int ctl_verify_any_main(int argc, char **argv)
 {
 	const char *first = NULL, *key_path = NULL, *seal_path = NULL;
 	bool json = false, require_mac = false, head = false;
+	FILE *real_stderr = stderr, *said = NULL;
+	char *said_text = NULL;
+	size_t said_len = 0;
+	const char *reason;
 	int i, rc;
 
 	for (i = 1; i < argc; i++) {
@@ -469,6 +496,12 @@ int ctl_verify_any_main(int argc, char **argv)
 			first = a;
 		}
 	}
+	/*
+	 * With --json an error's document gives the reason standard error
+	 * gives (ledgerctl(1)): what is said there is kept, and passed on.
+	 */
+	if (json && (said = open_memstream(&said_text, &said_len)))
+		stderr = said;
 	if (!first || !ctl_is_tar(first)) {
 		rc = ctl_verify_main(argc, argv);
 	} else if (head) {
@@ -479,10 +512,18 @@ int ctl_verify_any_main(int argc, char **argv)
 		rc = ctl_verify_tar(first, key_path, seal_path, json,
 				    require_mac);
 	}
+	if (said) {
+		stderr = real_stderr;
+		fclose(said);
+		if (said_text)
+			fputs(said_text, stderr);
+	}
 	/* --json prints one object whatever happened (ledgerctl(1)). */
+	reason = last_reason(said_text);
 	if (json && rc == 2 && !ctl_verify_json_printed)
 		ctl_verify_json_print(json_pack(
 			"{s:s?, s:s, s:s}", "ledger", first, "verdict", "error",
-			"reason", "cannot verify: see standard error"));
+			"reason", reason ? reason : "cannot verify"));
+	free(said_text);
 	return rc;
 }

@@ -79,6 +79,8 @@ rc=$?
 rule_begin verify_tar_finds_a_changed_member
 rule_eq exit 1 "$rc"
 rule_has says "$out" "bad: policy.json: mismatch"
+rule_has says "$out" "bad: $work/policy.tar: case E, 1 of 7 files do not match SHA256SUMS"
+rule_hasnt says "$out" "files match SHA256SUMS"
 rule_end
 
 rm -rf "$work/y" && cp -r "$work/x" "$work/y"
@@ -101,6 +103,8 @@ rc=$?
 rule_begin verify_tar_finds_an_unlisted_member
 rule_eq exit 1 "$rc"
 rule_has says "$out" "bad: notes.txt: unlisted"
+rule_has says "$out" "bad: $work/extra.tar: case E, 1 of 8 files do not match SHA256SUMS"
+rule_hasnt says "$out" "files match SHA256SUMS"
 rule_end
 
 rm -rf "$work/y" && mkdir -p "$work/y/E/sub"

@@ -79,6 +79,14 @@ rule_eq exit 1 "$rc"
 rule_has says "$out" "bad: the ledger has no rows"
 rule_end
 
+rule_begin verify_json_error_object_gives_the_reason
+for what in /nonexistent "$work/nonexistent.tar"; do
+	out=$(ctl verify "$what" --key "$key" --json 2>/dev/null)
+	rule_eq "exit of $what" 2 "$?"
+	rule_has "reason of $what" "$out" "\"reason\": \"cannot open $what: No such file or directory\""
+done
+rule_end
+
 if [ -e /etc/ledgerfs/host.key ] || [ -e /usr/local/etc/ledgerfs/host.key ]; then
 	echo "# a default host key exists here: the no-key rows are skipped"
 else
