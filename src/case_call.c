@@ -294,8 +294,11 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 	}
 	e = case_decide(c, &rc, seq, fit, matched, limit_why.msg, &row, &mode,
 			reply, &record, why);
-	/* ASSERT's HTTP 400: refused, recorded, the id not used up. */
-	if (e == LF_EINVAL_JSON)
+	/*
+	 * ASSERT's HTTP 400, or no heap for matching now: refused,
+	 * recorded, the id not used up.
+	 */
+	if (e == LF_EINVAL_JSON || e == LF_PENDING_FULL)
 		e = case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
 				    rc.call_id);
 	if (e != LF_OK)

@@ -31,13 +31,15 @@ static bool py_number(const json_t *v, double *d)
 
 /*
  * 1 fits, 0 does not, -1 an error ASSERT answers with HTTP 400 (why),
- * -2 a pattern ran out of its budget (why says where).
+ * -2 a pattern ran out of its budget (why says where), -3 the daemon's
+ * heap for matching is in use by other calls (pattern.c).
  */
 static int cond_fits(const struct mrule *r, const struct mcond *c,
 		     const json_t *args, struct pattern_budget *b,
 		     struct lf_why *why)
 {
 	struct lf_why pwhy;
+	enum lf_err e2;
 	bool found;
 	const json_t *a = json_object_get(args, c->key), *e;
 	double x, y;
@@ -119,8 +121,14 @@ static int cond_fits(const struct mrule *r, const struct mcond *c,
 	case OP_REGEX:
 		if (!json_is_string(a))
 			return 0;
-		if (pattern_search(c->re, json_string_value(a),
-				   json_string_length(a), b, &found, &pwhy)) {
+		e2 = pattern_search(c->re, json_string_value(a),
+				    json_string_length(a), b, &found, &pwhy);
+		if (e2 == LF_PENDING_FULL) {
+			/* Not this call's doing: refused, to be sent again. */
+			*why = pwhy;
+			return -3;
+		}
+		if (e2 != LF_OK) {
 			lf_fail(why, LF_PATTERN_LIMIT,
 				"pattern_limit: mocks[%d].when.%.60s.regex: %s",
 				r->index, c->key, pwhy.msg);
@@ -135,7 +143,7 @@ static int cond_fits(const struct mrule *r, const struct mcond *c,
 
 /*
  * Does the call fit r's tool, case and `when`?  What reads only the call,
- * not the scenario state: 1, 0, or as cond_fits -1 / -2 with why.
+ * not the scenario state: 1, 0, or as cond_fits -1 / -2 / -3 with why.
  */
 static int args_fit(const struct mrule *r, const char *case_id,
 		    const char *tool, const json_t *args,
@@ -174,10 +182,10 @@ enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
 	f->n = n;
 	for (i = 0; tool && i < n; i++) {
 		fit = args_fit(lib->order[i], case_id, tool, args, b, &ferr);
-		if (fit == -2) {
+		if (fit == -2 || fit == -3) {
 			*why = ferr;
 			free(f);
-			return LF_PATTERN_LIMIT;
+			return fit == -2 ? LF_PATTERN_LIMIT : LF_PENDING_FULL;
 		}
 		if (fit == -1) {
 			/* ASSERT raises when it reaches this rule: no later

@@ -11,11 +11,19 @@
  * thread's CPU clock: between two callouts lies at most one item's scan
  * of the subject.  No JIT: the interpreter keeps its backtracking frames
  * on the heap (bounded by the heap limit), never on the thread's stack.
+ *
+ * The heap limit bounds one match; matches of many cases run at once, so
+ * their heap is also charged to one daemon-wide budget through PCRE2's
+ * own allocator hooks, and a match that would pass it is refused for
+ * now (the call may be sent again), not decided.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "pattern.h"
 
 #include <pcre2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +33,54 @@ struct pattern {
 	pcre2_code *code;
 	size_t size;
 };
+
+/* Bytes PCRE2 holds for matches now, and whether this thread's passed. */
+static atomic_size_t heap_held;
+static _Thread_local bool heap_refused;
+static pcre2_general_context *heap_ctx;
+static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
+
+/* Each block carries its size ahead of it, for heap_free. */
+#define HEAP_HEAD 16u
+
+static void *heap_alloc(PCRE2_SIZE n, void *data)
+{
+	size_t *h;
+
+	(void)data;
+	if (n > SIZE_MAX - HEAP_HEAD ||
+	    atomic_fetch_add(&heap_held, n) + n >
+		    (size_t)PATTERN_HEAP_ALL_KB * 1024) {
+		if (n <= SIZE_MAX - HEAP_HEAD)
+			atomic_fetch_sub(&heap_held, n);
+		heap_refused = true;
+		return NULL;
+	}
+	h = malloc(n + HEAP_HEAD);
+	if (!h) {
+		atomic_fetch_sub(&heap_held, n);
+		return NULL;
+	}
+	*h = n;
+	return (char *)h + HEAP_HEAD;
+}
+
+static void heap_free(void *p, void *data)
+{
+	size_t *h;
+
+	(void)data;
+	if (!p)
+		return;
+	h = (size_t *)(void *)((char *)p - HEAP_HEAD);
+	atomic_fetch_sub(&heap_held, *h);
+	free(h);
+}
+
+static void heap_ctx_make(void)
+{
+	heap_ctx = pcre2_general_context_create(heap_alloc, heap_free, NULL);
+}
 
 /* How often (in callouts) the callout reads the clock: ~a few µs apart. */
 #define CLOCK_EVERY 256u
@@ -171,6 +227,15 @@ static enum lf_err limit_hit(struct pattern_budget *b, int rc,
 	}
 }
 
+/* The daemon-wide budget is in use by other calls' matches. */
+static enum lf_err heap_busy(struct lf_why *why)
+{
+	return lf_fail(why, LF_PENDING_FULL,
+		       "matching needs more heap than the %u MiB all calls "
+		       "share leave free now; send the call again",
+		       PATTERN_HEAP_ALL_KB / 1024);
+}
+
 enum lf_err pattern_search(const struct pattern *p, const char *subject,
 			   size_t len, struct pattern_budget *b, bool *found,
 			   struct lf_why *why)
@@ -183,8 +248,14 @@ enum lf_err pattern_search(const struct pattern *p, const char *subject,
 	*found = false;
 	if (b->spent || budget_over(b))
 		return limit_hit(b, PCRE2_ERROR_CALLOUT, why);
-	mc = pcre2_match_context_create(NULL);
-	md = pcre2_match_data_create(1, NULL);
+	pthread_once(&heap_once, heap_ctx_make);
+	heap_refused = false;
+	mc = heap_ctx ? pcre2_match_context_create(heap_ctx) : NULL;
+	md = heap_ctx ? pcre2_match_data_create(1, heap_ctx) : NULL;
+	if (heap_refused) {
+		e = heap_busy(why);
+		goto out;
+	}
 	if (!mc || !md) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 		goto out;
@@ -204,6 +275,8 @@ enum lf_err pattern_search(const struct pattern *p, const char *subject,
 		   rc == PCRE2_ERROR_DEPTHLIMIT ||
 		   rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_CALLOUT) {
 		e = limit_hit(b, rc, why);
+	} else if (rc == PCRE2_ERROR_NOMEMORY && heap_refused) {
+		e = heap_busy(why);
 	} else if (rc == PCRE2_ERROR_NOMEMORY) {
 		e = lf_fail(why, LF_NOMEM, "out of memory");
 	} else {

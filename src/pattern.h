@@ -23,7 +23,9 @@
 #define PATTERN_MATCH_LIMIT   5000000u
 #define PATTERN_DEPTH_LIMIT   1000000u
 #define PATTERN_HEAP_LIMIT_KB (64u * 1024)
-#define PATTERN_CALL_MS	      100
+/* All matches running at once, in every case (ledgerfs-policy(5)). */
+#define PATTERN_HEAP_ALL_KB (4u * PATTERN_HEAP_LIMIT_KB)
+#define PATTERN_CALL_MS	    100
 
 struct pattern;
 
