@@ -358,7 +358,7 @@ int ctl_verify_tar(const char *path, const char *key_path,
 		goto out;
 	}
 	ctl_verify_check_sealed(mfd, kr == 0 ? key : NULL, &seal, NULL, &v);
-	/* Its signed checkpoints, with the host's own key (ledgerctl(1) verify, --key). */
+	/* Its signed checkpoints, with the host's key (ledgerctl(1) verify). */
 	if (kr == 0 && v.status == 0) {
 		char *text = NULL, label[4200];
 		size_t tlen = 0;

@@ -583,7 +583,7 @@ int ctl_verify_main(int argc, char **argv)
 	explicit_bzero(&seal, sizeof(seal));
 	if (!key_path && have_key)
 		key_path = CTL_DEFAULT_KEY;
-	/* A backing case folder's signed checkpoints (ledgerctl(1) verify, --key). */
+	/* A backing case folder's signed checkpoints (ledgerctl(1) verify). */
 	if (have_key && stat(ledger, &mst) == 0 && S_ISDIR(mst.st_mode))
 		rc = ctl_verify_own_checkpoints(ledger, NULL, 0, NULL, fd,
 						key_path, &v);

@@ -41,6 +41,7 @@ static const int errno_of[LF_ERR_COUNT] = {
 	[LF_PATTERN_LIMIT] = EIO, /* answered as a blocked call, not here */
 	[LF_LEDGER_FULL] = EFBIG,
 	[LF_PENDING_FULL] = ENOBUFS,
+	[LF_MATCH_HEAP_FULL] = ENOBUFS,
 };
 
 int lfs_errno(enum lf_err e)

@@ -298,7 +298,7 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 	 * ASSERT's HTTP 400, or no heap for matching now: refused,
 	 * recorded, the id not used up.
 	 */
-	if (e == LF_EINVAL_JSON || e == LF_PENDING_FULL)
+	if (e == LF_EINVAL_JSON || e == LF_MATCH_HEAP_FULL)
 		e = case_refuse_why(c, CASE_IN_REQUEST, e, why, line, len,
 				    rc.call_id);
 	if (e != LF_OK)

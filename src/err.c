@@ -50,6 +50,7 @@ const char *lf_err_name(enum lf_err code)
 		[LF_PATTERN_LIMIT] = "LF_PATTERN_LIMIT",
 		[LF_LEDGER_FULL] = "LF_LEDGER_FULL",
 		[LF_PENDING_FULL] = "LF_PENDING_FULL",
+		[LF_MATCH_HEAP_FULL] = "LF_MATCH_HEAP_FULL",
 	};
 
 	if ((unsigned)code >= LF_ERR_COUNT || !names[code])

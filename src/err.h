@@ -36,6 +36,7 @@ enum lf_err {
 	LF_PATTERN_LIMIT, /* a call's matching ran out of budget (a reply) */
 	LF_LEDGER_FULL,	  /* a row would pass the case's --max-ledger (EFBIG) */
 	LF_PENDING_FULL,  /* partial lines past --max-pending (ENOBUFS) */
+	LF_MATCH_HEAP_FULL, /* matching's shared heap in use now (ENOBUFS) */
 	LF_ERR_COUNT
 };
 

@@ -123,7 +123,7 @@ static int cond_fits(const struct mrule *r, const struct mcond *c,
 			return 0;
 		e2 = pattern_search(c->re, json_string_value(a),
 				    json_string_length(a), b, &found, &pwhy);
-		if (e2 == LF_PENDING_FULL) {
+		if (e2 == LF_MATCH_HEAP_FULL) {
 			/* Not this call's doing: refused, to be sent again. */
 			*why = pwhy;
 			return -3;
@@ -185,7 +185,8 @@ enum lf_err mocks_fit(const struct mocks *lib, const char *case_id,
 		if (fit == -2 || fit == -3) {
 			*why = ferr;
 			free(f);
-			return fit == -2 ? LF_PATTERN_LIMIT : LF_PENDING_FULL;
+			return fit == -2 ? LF_PATTERN_LIMIT
+					 : LF_MATCH_HEAP_FULL;
 		}
 		if (fit == -1) {
 			/* ASSERT raises when it reaches this rule: no later

@@ -230,7 +230,7 @@ static enum lf_err limit_hit(struct pattern_budget *b, int rc,
 /* The daemon-wide budget is in use by other calls' matches. */
 static enum lf_err heap_busy(struct lf_why *why)
 {
-	return lf_fail(why, LF_PENDING_FULL,
+	return lf_fail(why, LF_MATCH_HEAP_FULL,
 		       "matching needs more heap than the %u MiB all calls "
 		       "share leave free now; send the call again",
 		       PATTERN_HEAP_ALL_KB / 1024);

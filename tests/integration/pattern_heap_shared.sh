@@ -84,6 +84,7 @@ rule_begin a_match_past_the_shared_heap_is_refused_enobufs_and_recorded
 rule_has "target/error" "$(cat "$(lf_tdir "$c")/error")" "ENOBUFS"
 rule_has "target/error" "$(cat "$(lf_tdir "$c")/error")" "matching needs more heap than the 256 MiB all calls share"
 rule_has "refused row" "$(tail -n1 "$(lf_ledger "$c")")" '"phase":"refused"'
+rule_has "refused row" "$(tail -n1 "$(lf_ledger "$c")")" '"refusal":"LF_MATCH_HEAP_FULL"'
 rule_has "refused row" "$(tail -n1 "$(lf_ledger "$c")")" '"call_id":"h1'"$n"'"'
 rule_end
 
