@@ -19,6 +19,9 @@
 #include "ctl_checkpoints.h"
 #include "ctl_verify.h"
 #include "ledger.h"
+#include "ledger_scan.h"
+#include "merkle.h"
+#include "ratchet.h"
 
 #define CKPTS_MAX 100000 /* checkpoints read from one folder */
 
@@ -224,42 +227,45 @@ struct ckpts_walk {
 	const char *what; /* "turn" or "close" */
 };
 
-static int ckpts_walk_row(void *ctx, const json_t *row, long long off,
-			  size_t len)
+/*
+ * One row of a ledger that verified: only its top-level phase is read
+ * (the member scanner, no JSON parse: a verify of a large ledger would
+ * otherwise parse every row again).
+ */
+static bool ckpts_walk_row(void *ctx, const char *line, size_t n)
 {
 	struct ckpts_walk *w = ctx;
-	const char *phase = json_string_value(json_object_get(row, "phase"));
+	struct ledger_fields f;
+	const char *err;
 	size_t i;
 
-	(void)off;
-	(void)len;
 	w->row++;
-	if (!phase || (strcmp(phase, "turn") && strcmp(phase, "case_closed")))
-		return 0;
+	if (ledger_scan_fields(line, n, &f, &err) < 0 || !f.phase.p ||
+	    !ratchet_phase_ends_epoch(f.phase.p, f.phase.n))
+		return false;
 	for (i = 0; i < w->s->n; i++)
 		if (w->s->v[i].cp.size == w->row)
-			return 0;
+			return false;
 	w->missing = w->row;
-	w->what = strcmp(phase, "turn") ? "close" : "turn";
-	return 1; /* stop: found */
+	w->what = f.phase.n == 6 && !memcmp(f.phase.p, "\"turn\"", 6) ? "turn"
+								      : "close";
+	return true; /* stop: found */
 }
 
 /*
  * The daemon keeps a signed checkpoint of every turn and of the close
  * of a sealed case (ledgerfs-ledger(5) SIGNED CHECKPOINTS): one missing
  * is checkpoints removed, which would let rows of closed epochs be
- * rewritten unseen.  0, 1 (bad, in s->bad) or 2.
+ * rewritten unseen.  good_bytes: the rows that verified.  0, 1 (bad, in
+ * s->bad) or 2.
  */
-static int ckpts_required(struct ctl_ckpts *s, int fd)
+static int ckpts_required(struct ctl_ckpts *s, int fd, long long good_bytes)
 {
 	struct ckpts_walk w = {.s = s};
-	struct ledger_report rep;
 	struct lf_why why = {{0}};
 	enum lf_err e;
 
-	if (lseek(fd, 0, SEEK_SET) != 0)
-		return 2;
-	e = ledger_verify_fd(fd, NULL, NULL, ckpts_walk_row, &w, &rep, &why);
+	e = merkle_each_line(fd, good_bytes, ckpts_walk_row, &w, &why);
 	if (w.missing) {
 		snprintf(
 			s->bad, sizeof(s->bad),
@@ -297,7 +303,7 @@ int ctl_verify_own_checkpoints(const char *dir, const char *text, size_t len,
 	if (rc == 0 && s.n)
 		rc = ctl_ckpts_check(&s, &t, &k);
 	if (rc == 0 && v->sealed)
-		rc = ckpts_required(&s, fd);
+		rc = ckpts_required(&s, fd, v->good_bytes);
 	if (rc == 0) {
 		v->checkpoints = (long long)s.n;
 		v->checkpoint_rows = s.n ? s.v[s.n - 1].cp.size : 0;

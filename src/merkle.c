@@ -282,28 +282,18 @@ static int merkle_keep(merkle_hash **leaves, uint64_t *cap, uint64_t n,
 	return 0;
 }
 
-enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
-			   const uint64_t *sizes, size_t nsizes,
-			   merkle_hash *roots, merkle_hash **leaves_out,
-			   uint64_t *count, struct lf_why *why)
+enum lf_err merkle_each_line(int fd, long long limit, merkle_line_fn fn,
+			     void *ctx, struct lf_why *why)
 {
-	size_t cap = (size_t)1 << 20, have = 0, next = 0, start;
-	struct merkle_range local;
-	merkle_hash leaf, *leaves = NULL;
-	uint64_t leaves_cap = 0;
+	size_t cap = (size_t)1 << 20, have = 0, start;
 	long long off = 0;
 	enum lf_err rc = LF_IO;
 	char *buf, *nl;
 	ssize_t got;
 
-	if (!r)
-		r = &local;
-	merkle_init(r);
 	buf = malloc(cap);
 	if (!buf)
 		return lf_fail(why, LF_NOMEM, "out of memory");
-	while (next < nsizes && sizes[next] == 0)
-		merkle_root(r, roots[next++]);
 	while (off < limit) {
 		size_t want = cap - have;
 
@@ -321,16 +311,11 @@ enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
 		have += (size_t)got;
 		start = 0;
 		while ((nl = memchr(buf + start, '\n', have - start))) {
-			merkle_leaf_hash(buf + start,
-					 (size_t)(nl - (buf + start)), leaf);
-			if (leaves_out &&
-			    merkle_keep(&leaves, &leaves_cap, r->n, leaf) < 0) {
-				rc = lf_fail(why, LF_NOMEM, "out of memory");
+			if (fn(ctx, buf + start,
+			       (size_t)(nl - (buf + start)))) {
+				rc = LF_OK;
 				goto out;
 			}
-			merkle_append_leaf(r, leaf);
-			while (next < nsizes && sizes[next] == r->n)
-				merkle_root(r, roots[next++]);
 			start = (size_t)(nl - buf) + 1;
 		}
 		memmove(buf, buf + start, have - start);
@@ -347,19 +332,68 @@ enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
 			cap *= 2;
 		}
 	}
-	if (have) {
-		rc = lf_fail(why, LF_VERIFY, "ledger ends without a newline");
-		goto out;
-	}
-	if (count)
-		*count = r->n;
-	if (leaves_out) {
-		*leaves_out = leaves;
-		leaves = NULL;
-	}
-	rc = LF_OK;
+	rc = have ? lf_fail(why, LF_VERIFY, "ledger ends without a newline")
+		  : LF_OK;
 out:
-	free(leaves);
 	free(buf);
+	return rc;
+}
+
+/* What merkle_scan_fd's walk carries. */
+struct merkle_scan {
+	struct merkle_range *r;
+	const uint64_t *sizes;
+	size_t nsizes, next;
+	merkle_hash *roots;
+	merkle_hash *leaves; /* kept when keep */
+	uint64_t leaves_cap;
+	bool keep, nomem;
+};
+
+static bool merkle_scan_line(void *ctx, const char *s, size_t n)
+{
+	struct merkle_scan *c = ctx;
+	merkle_hash leaf;
+
+	merkle_leaf_hash(s, n, leaf);
+	if (c->keep &&
+	    merkle_keep(&c->leaves, &c->leaves_cap, c->r->n, leaf) < 0) {
+		c->nomem = true;
+		return true;
+	}
+	merkle_append_leaf(c->r, leaf);
+	while (c->next < c->nsizes && c->sizes[c->next] == c->r->n)
+		merkle_root(c->r, c->roots[c->next++]);
+	return false;
+}
+
+enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
+			   const uint64_t *sizes, size_t nsizes,
+			   merkle_hash *roots, merkle_hash **leaves_out,
+			   uint64_t *count, struct lf_why *why)
+{
+	struct merkle_range local;
+	struct merkle_scan c = {.sizes = sizes,
+				.nsizes = nsizes,
+				.roots = roots,
+				.keep = leaves_out != NULL};
+	enum lf_err rc;
+
+	c.r = r ? r : &local;
+	merkle_init(c.r);
+	while (c.next < nsizes && sizes[c.next] == 0)
+		merkle_root(c.r, roots[c.next++]);
+	rc = merkle_each_line(fd, limit, merkle_scan_line, &c, why);
+	if (rc == LF_OK && c.nomem)
+		rc = lf_fail(why, LF_NOMEM, "out of memory");
+	if (rc == LF_OK) {
+		if (count)
+			*count = c.r->n;
+		if (leaves_out) {
+			*leaves_out = c.leaves;
+			c.leaves = NULL;
+		}
+	}
+	free(c.leaves);
 	return rc;
 }

@@ -66,6 +66,16 @@ bool merkle_verify_consistency(uint64_t m, uint64_t n,
 			       const merkle_hash *proof, size_t len);
 
 /*
+ * Call fn with each newline-ended line of fd's first limit bytes (the
+ * tree's leaves), in order, without its newline; fn returns true to stop
+ * there.  LF_OK, LF_IO, LF_NOMEM, or LF_VERIFY for a last line without
+ * newline.
+ */
+typedef bool (*merkle_line_fn)(void *ctx, const char *s, size_t n);
+enum lf_err merkle_each_line(int fd, long long limit, merkle_line_fn fn,
+			     void *ctx, struct lf_why *why);
+
+/*
  * Read the newline-ended lines of fd's first limit bytes as leaves.
  * r (may be NULL) receives the range of all of them; roots[i] the root at
  * sizes[i] (ascending, NULL/0 for none; a size past the end is left
