@@ -133,7 +133,7 @@ int ctl_prove_main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	rc = ctl_tree_load("prove", fd, &t);
+	rc = ctl_tree_load("prove", fd, 0, &t);
 	close(fd);
 	if (rc)
 		goto out;
@@ -212,7 +212,7 @@ int ctl_consistency_main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	rc = ctl_tree_load("consistency", fd, &t);
+	rc = ctl_tree_load("consistency", fd, 0, &t);
 	close(fd);
 	if (rc)
 		goto out;

@@ -81,8 +81,10 @@ static int ctl_tree_case_id(int fd, struct ctl_tree *t)
 	return id ? 0 : -1;
 }
 
-int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
+int ctl_tree_load(const char *cmd, int fd, unsigned long long signed_rows,
+		  struct ctl_tree *t)
 {
+	struct ledger_reader rd = {.signed_rows = signed_rows};
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
 	enum lf_err e;
@@ -92,7 +94,7 @@ int ctl_tree_load(const char *cmd, int fd, struct ctl_tree *t)
 	/* One ledger, many rows: as `verify`, on every processor. */
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	ledger_verify_set_threads(ncpu > 1 ? (unsigned)ncpu : 1);
-	e = ledger_verify_fd(fd, NULL, NULL, NULL, NULL, &rep, &why);
+	e = ledger_verify_read(fd, NULL, NULL, NULL, &rd, &rep, &why);
 	if (e == LF_IO) {
 		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);
 		return 2;

@@ -77,6 +77,13 @@ struct ledger_reader {
 	 * short, so ledger_open then cuts nothing and fails (LF_VERIFY).
 	 */
 	const bool *ended;
+	/*
+	 * Public verification (ledgerfs-ledger(5) PUBLIC VERIFICATION): rows
+	 * 1..signed_rows are the leaves of a signed tree root checked after
+	 * the scan, which fixes their bytes as a MAC would, so a scan with
+	 * no key does not check their canonical form.
+	 */
+	unsigned long long signed_rows;
 };
 
 /*

@@ -132,11 +132,13 @@ ledger_prescan_fields(struct ledger_prescan *ps, const char *s, size_t n,
 	 * Only a pass is taken from here; a failure is found again, and
 	 * said, by the reader.
 	 */
-	ps->canonical = st && st->canon && !st->cb && ledger_is_canonical(s, n);
+	ps->canonical = false;
 	ps->rc = ledger_scan_fields(s, n, &ps->f, &ps->err);
 	if (ps->rc < 0)
 		return NULL;
 	ps->row = ledger_row_number(&f->row);
+	ps->canonical = st && ledger_canon_due(st, ps->row) && !st->cb &&
+			ledger_is_canonical(s, n);
 	ps->has_epoch = f->epoch.p != NULL;
 	ps->epoch_ok = ratchet_epoch_parse(f->epoch.p, f->epoch.n, &ps->epoch);
 	ps->ends_epoch = ratchet_phase_ends_epoch(f->phase.p, f->phase.n);
@@ -447,8 +449,10 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 	 * alone: re-serializing it would prove nothing a rewriter could not
 	 * also do, and would make restart and verify ten times slower.
 	 */
-	if (st->cb || (st->canon && !ledger_canonical_ahead(st))) {
-		rc = ledger_parse_row(st, s, n, off, r, st->canon && !key, why);
+	if (st->cb ||
+	    (ledger_canon_due(st, r) && !ledger_canonical_ahead(st))) {
+		rc = ledger_parse_row(st, s, n, off, r,
+				      ledger_canon_due(st, r) && !key, why);
 		if (rc)
 			return rc;
 	}

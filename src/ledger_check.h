@@ -24,6 +24,7 @@ struct ledger_scan {
 	const char *const *members; /* ledger_reader */
 	bool sealed; /* row 1 has an epoch: forward-secure seals */
 	bool canon;  /* no key at all: check canonical form instead */
+	unsigned long long signed_rows; /* ledger_reader: not those rows */
 	struct ratchet_walk walk;
 	struct chain_mac *mac; /* the key's pads, hashed once */
 	/*
@@ -38,6 +39,13 @@ struct ledger_scan {
 	const struct ledger_prescan *ahead;
 	const char *ahead_hex;
 };
+
+/* Is row r's canonical form to be checked (no key, no signed root)? */
+static inline bool ledger_canon_due(const struct ledger_scan *st,
+				    unsigned long long r)
+{
+	return st->canon && r > st->signed_rows;
+}
 
 /*
  * A line's members as a thread reading ahead found them

@@ -218,6 +218,7 @@ enum lf_err ledger_verify_read(int fd, const char *case_id,
 		st.cb = rd->cb;
 		st.ctx = rd->ctx;
 		st.members = rd->members;
+		st.signed_rows = rd->signed_rows;
 	}
 	ratchet_walk_init(&st.walk, seal);
 	st.canon = !host_key && !(seal && seal->mode != RATCHET_KEYS_NONE);

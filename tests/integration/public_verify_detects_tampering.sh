@@ -198,6 +198,43 @@ out=$($VERIFY ledger --vkey "$work/vkey" "$work/rechained" "$P/checkpoint") &&
 rule_has "python" "$out" "signed root"
 rule_end
 
+# Row K of the ledger written again with its members in reverse order (the
+# same JSON, not in canonical form) and the chain rebuilt after it.
+recanon() {
+	python3 - "$P/ledger.jsonl" "$1" "$2" <<'PY'
+import hashlib, json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+k = int(sys.argv[3])
+prev = "0" * 64
+for i, l in enumerate(lines):
+    row = json.loads(l)
+    if i >= k - 1:
+        row["prev"] = prev
+        if i == k - 1:  # its members in reverse order
+            row = dict(reversed(sorted(row.items())))
+        l = json.dumps(row, separators=(",", ":"), sort_keys=i != k - 1,
+                       ensure_ascii=False).encode()
+        lines[i] = l
+    prev = hashlib.sha256(l).hexdigest()
+open(sys.argv[2], "wb").write(b"".join(l + b"\n" for l in lines))
+PY
+}
+old_size=$(sed -n 2p "$work/old.ckpt")
+
+rule_begin a_row_past_the_latest_checkpoint_out_of_canonical_form_is_refused
+recanon "$work/loose-late" $((old_size + 1))
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/loose-late" "$work/old.ckpt" 2>/dev/null) &&
+	rule_fail "ledgerctl accepted it"
+rule_has "ledgerctl" "$out" "row $((old_size + 1)): not in canonical form"
+rule_end
+
+rule_begin a_row_a_checkpoint_covers_out_of_canonical_form_is_refused_by_its_root
+recanon "$work/loose-early" 2
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/loose-early" "$work/old.ckpt" 2>/dev/null) &&
+	rule_fail "ledgerctl accepted it"
+rule_has "ledgerctl" "$out" "do not have the tree root"
+rule_end
+
 rule_begin a_truncated_ledger_is_refused_against_a_later_checkpoint
 head -n $(($(wc -l <"$P/ledger.jsonl") - 2)) "$P/ledger.jsonl" >"$work/short"
 out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/short" "$P/checkpoint" 2>/dev/null) &&
