@@ -403,13 +403,9 @@ fi
 # of the harness inside the interval (each costs milliseconds here).  No
 # timeout on the wait either: Python polls for a child's exit with one,
 # in sleeps of up to 50 ms (the whole bench runs under `timeout`).
-# verify_mbs [FILE [ARGS...]]: the bench's ledger with the host key, or
-# FILE with it and ARGS.
-verify_mbs() {
-	local file=${1:-$WORK/verify.jsonl}
-	[ $# -gt 0 ] && shift
-	python3 - "$(stat -c %s "$file")" $VERIFY "$file" --key \
-		"$WORK/vkey/host.key" "$@" <<'PY' || die "verify failed"
+# time_mbs BYTES CMD...: "wall CPU" MB/s of CMD over BYTES.
+time_mbs() {
+	python3 - "$@" <<'PY' || die "verify failed: $*"
 import resource, subprocess, sys, time
 size, cmd = int(sys.argv[1]), sys.argv[2:]
 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -423,6 +419,14 @@ if p.returncode != 0:
 mb = size / 1048576
 print("%.0f %.0f" % (mb / (t1 - t0), mb / cpu if cpu > 0 else 0))
 PY
+}
+# verify_mbs [FILE [ARGS...]]: the bench's ledger with the host key, or
+# FILE with it and ARGS.
+verify_mbs() {
+	local file=${1:-$WORK/verify.jsonl}
+	[ $# -gt 0 ] && shift
+	time_mbs "$(stat -c %s "$file")" $VERIFY "$file" --key \
+		"$WORK/vkey/host.key" "$@"
 }
 cold=n/a
 if echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; then
@@ -458,6 +462,39 @@ if [ -x "$B/ledgerctl" ]; then
 			runs="$runs $(verify_mbs "$@" | cut -d' ' -f1)"
 		done
 		echo "verify, sealed ($how): $(echo "$GENS" | sed 's/GENERATED //'): MB/s warm$runs"
+	done
+	# A signed case as the daemon leaves it (ledgerfs-ledger(5) SIGNED
+	# CHECKPOINTS), its calls made through the daemon's core: `verify
+	# --pubkey` of its folder (chain, tree and signature, no secret),
+	# and `verify --key` of it (the current epoch's MACs, the tree and
+	# the checkpoint every turn needs).  About 790 bytes a call.
+	mkdir -m 0700 "$WORK/pkey" || die mkdir
+	timeout $T "$B/tests/bench/bench_restart" "$SHM/pub" \
+		"$WORK/pkey/host.key" 1 $((LEDGER_MB * 1330)) --sign ||
+		die "bench_restart --sign failed"
+	cp -a "$SHM/pub/cases/bench000" "$WORK/pubcase" && sync
+	rm -rf "$SHM/pub"
+	"$B/ledgerctl" pubkey --key "$WORK/pkey/host.key" >"$WORK/pub.vkey" ||
+		die "ledgerctl pubkey failed"
+	pbytes=$(stat -c %s "$WORK/pubcase/ledger.jsonl")
+	prows=$(wc -l <"$WORK/pubcase/ledger.jsonl")
+	for how in pubkey key; do
+		if [ $how = pubkey ]; then
+			set -- "$B/ledgerctl" verify --pubkey="$WORK/pub.vkey" \
+				"$WORK/pubcase"
+		else
+			set -- "$B/ledgerctl" verify "$WORK/pubcase" --key \
+				"$WORK/pkey/host.key"
+		fi
+		time_mbs "$pbytes" "$@" >/dev/null # into the page cache
+		runs= best=0
+		for k in 1 2 3; do
+			w=$(time_mbs "$pbytes" "$@" | cut -d' ' -f1)
+			runs="$runs $w"
+			[ "$w" -gt "$best" ] && best=$w
+		done
+		echo "verify, signed case (--$how): rows=$prows bytes=$pbytes: MB/s warm$runs"
+		fig "verify_case_${how}_mbs" "$best"
 	done
 fi
 fi
@@ -594,6 +631,8 @@ if [ -n "$f64" ] && [ -n "$t64" ]; then
 fi
 v=$(got verify_mbs)
 [ -n "$v" ] && echo "  verify (chain + MAC, warm, wall): $v MB/s  (>= 800: $(verdict "$v >= 800"))"
+v=$(got verify_case_pubkey_mbs)
+[ -n "$v" ] && echo "  verify --pubkey of a signed case (chain, tree, signature; its own figure): $v MB/s; verify --key of it: $(got verify_case_key_mbs) MB/s"
 v=$(got per_case)
 [ -n "$v" ] && echo "  memory per open case: $v bytes  (<= 8192: $(verdict "$v <= 8192"))"
 v=$(got per_call)

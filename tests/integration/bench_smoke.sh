@@ -35,6 +35,7 @@ for goal in "single call p50 / (overwrite floor + tmpfs call) =" \
 	"64 cases: disk calls/s / tmpfs calls/s =" \
 	"64 cases with --sync=journal:" \
 	"verify (chain + MAC, warm, wall):" \
+	"verify --pubkey of a signed case (chain, tree, signature; its own figure):" \
 	"memory per open case:" \
 	"memory per recorded call (64 cases calling):" \
 	"scale: 8 calling among 40 open:" \
