@@ -133,7 +133,8 @@ int ctl_prove_main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	rc = ctl_tree_load("prove", fd, 0, &t);
+	/* Its rows are checked against its root below (ctl_tree_load). */
+	rc = ctl_tree_load("prove", fd, cp.size, &t);
 	close(fd);
 	if (rc)
 		goto out;
@@ -212,7 +213,7 @@ int ctl_consistency_main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	rc = ctl_tree_load("consistency", fd, 0, &t);
+	rc = ctl_tree_load("consistency", fd, b.size, &t);
 	close(fd);
 	if (rc)
 		goto out;

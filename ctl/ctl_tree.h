@@ -31,9 +31,9 @@ int ctl_tree_open(const char *cmd, const char *path);
  * Check fd's chain (no key: MACs are not checked) and read its leaves
  * into t.  0 good, 1 the chain does not verify (said on stdout as
  * "bad: ..."), 2 unreadable (stderr).  cmd names the command in messages.
- * signed_rows: rows a checkpoint whose signature verified covers, which
- * the caller then checks against the tree (their canonical form is not
- * checked: ledger_reader in ledger.h); 0 for none.
+ * signed_rows: rows of a checkpoint whose root the caller then checks
+ * against the tree (their canonical form is not checked: ledger_reader
+ * in ledger.h); 0 for none.
  */
 int ctl_tree_load(const char *cmd, int fd, unsigned long long signed_rows,
 		  struct ctl_tree *t);
