@@ -107,6 +107,22 @@ rule_has says "$out" "bad: $work/extra.tar: case E, 1 of 8 files do not match SH
 rule_hasnt says "$out" "files match SHA256SUMS"
 rule_end
 
+# The evidence of a large case grows with its ledger, past the bound of
+# the other members (64 MiB): the same evidence followed by 65 MiB of
+# white space (the same JSON document), SHA256SUMS made again.
+rm -rf "$work/y" && cp -r "$work/x" "$work/y"
+head -c $((65 << 20)) /dev/zero | tr '\0' ' ' >>"$work/y/E/evidence.json"
+resum "$work/y"
+repack "$work/y" "$work/big.tar"
+rm -rf "$work/y"
+out=$(ctl verify "$work/big.tar" --key "$key" 2>&1)
+rc=$?
+rm -f "$work/big.tar"
+rule_begin verify_tar_reads_evidence_as_large_as_a_ledger
+rule_eq exit 0 "$rc"
+rule_has says "$out" "ok: $work/big.tar: case E, 7 files match SHA256SUMS"
+rule_end
+
 rm -rf "$work/y" && mkdir -p "$work/y/E/sub"
 cp "$work/x/E/"* "$work/y/E/"
 repack "$work/y" "$work/dir.tar"
