@@ -48,6 +48,7 @@
 #define DEFAULT_MOUNT		LEDGERFS_RUNSTATEDIR "/ledgerfs"
 #define LFS_MAX_PENDING_DEFAULT ((uint64_t)64 << 20)
 #define LFS_PAD_LEDGER_MAX	((uint64_t)64 << 20)
+#define LFS_MAX_LEDGER_MAX	((uint64_t)4 << 30) /* what an export carries */
 
 struct options {
 	char *backing;
@@ -372,12 +373,18 @@ out:
 }
 
 /*
- * The sizes of --pad-ledger and --journal-size and how they go with
- * --sync, judged with the other options: 0, or 2 said on stderr.
+ * The sizes of --max-ledger, --pad-ledger and --journal-size and how they
+ * go with --sync, judged with the other options: 0, or 2 said on stderr.
  */
 static int settle_sync(struct options *o)
 {
 	bool journal = o->sync && !strcmp(o->sync, "journal");
+
+	/* ledgerctl export hands on a ledger of at most 4 GiB. */
+	if (o->max_ledger > LFS_MAX_LEDGER_MAX) {
+		fprintf(stderr, "ledgerfs: --max-ledger is at most 4GiB\n");
+		return 2;
+	}
 
 	if (o->pad_ledger > LFS_PAD_LEDGER_MAX) {
 		fprintf(stderr, "ledgerfs: --pad-ledger is at most 64MiB\n");

@@ -128,6 +128,7 @@ done
 refused journal_size_below_256k_is_refused_before_anything_is_created --sync=journal --journal-size=1K
 refused journal_size_over_1g_is_refused_before_anything_is_created --journal-size=2G
 refused pad_ledger_over_64m_is_refused_before_anything_is_created --pad-ledger=1G
+refused max_ledger_over_4g_is_refused_before_anything_is_created --max-ledger=5G
 refused pad_ledger_with_sync_journal_is_refused_before_anything_is_created --sync=journal --pad-ledger=1M
 
 rule_begin a_key_others_may_read_is_refused_before_the_backing_folder_is_made
