@@ -142,32 +142,34 @@ static char *slurp(int fd, size_t *len)
 	return NULL;
 }
 
-static int collect_row(void *ctx, const json_t *row, long long off, size_t len)
-{
-	(void)off;
-	(void)len;
-	return json_array_append((json_t *)ctx, (json_t *)row) ? LF_NOMEM : 0;
-}
-
-/* Verify fd, collecting its rows into a new *rows.  Exit-status style. */
+/*
+ * Verify fd, folding its rows into a new *rows as they are read (a large
+ * ledger's rows are never all held at once).  Exit-status style.
+ */
 static int verify_rows(const char *cmd, const char *label, int fd,
 		       const char *case_id, const unsigned char *key,
-		       bool quiet_torn, json_t **rows,
+		       bool quiet_torn, struct evidence_folder **rows,
 		       struct ledger_report *rep)
 {
 	struct lf_why why = {{0}};
+	const char *refused;
 	enum lf_err e;
 
-	*rows = json_array();
+	*rows = evidence_folder_new();
 	if (!*rows)
 		return EV_USAGE_ERR;
-	e = ledger_verify_fd(fd, case_id, key, collect_row, *rows, rep, &why);
+	e = ledger_verify_fd(fd, case_id, key, evidence_folder_cb, *rows, rep,
+			     &why);
 	if (e == LF_OK)
 		return EV_OK;
-	json_decref(*rows);
+	/* A row the fold refused: its own reason, not the scan's. */
+	refused = evidence_folder_why(*rows);
+	if (refused)
+		snprintf(why.msg, sizeof(why.msg), "%s", refused);
+	evidence_folder_free(*rows);
 	*rows = NULL;
 	if (e == LF_VERIFY) {
-		if (!quiet_torn || !rep->torn)
+		if (!quiet_torn || !rep->torn || refused)
 			fprintf(stderr,
 				"ledgerctl %s: %s does not verify: %s\n", cmd,
 				label, why.msg);
@@ -185,7 +187,7 @@ static int verify_rows(const char *cmd, const char *label, int fd,
  * is read after it, and rows appended in between mean a new try.
  */
 static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
-			json_t **rows)
+			struct evidence_folder **rows)
 {
 	struct ledger_report rep;
 	unsigned long long srows = 0;
@@ -229,7 +231,7 @@ static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
 		if (ctl_read_status(dirfd, &srows, shead, fault) < 0) {
 			fprintf(stderr, "ledgerctl %s: cannot read %s/status\n",
 				a->cmd, a->ledger);
-			json_decref(*rows);
+			evidence_folder_free(*rows);
 			*rows = NULL;
 			return EV_USAGE_ERR;
 		}
@@ -237,13 +239,13 @@ static int load_mounted(const struct ev_args *a, int dirfd, const char *name,
 			fprintf(stderr,
 				"ledgerctl %s: %s does not verify: the daemon found it bad when it loaded the case (%s)\n",
 				a->cmd, a->ledger, fault);
-			json_decref(*rows);
+			evidence_folder_free(*rows);
 			*rows = NULL;
 			return EV_UNVERIFIED;
 		}
 		if (srows == rep.head.rows && !strcmp(shead, rep.head.head))
 			return EV_OK;
-		json_decref(*rows);
+		evidence_folder_free(*rows);
 		*rows = NULL;
 		if (srows < rep.head.rows)
 			break;
@@ -298,7 +300,7 @@ static int verify_as_verify_key(const struct ev_args *a, int fd,
 
 /* A ledger file or a backing case folder: its MACs must be checked. */
 static int load_keyed(const struct ev_args *a, int fd, const char *case_id,
-		      json_t **rows)
+		      struct evidence_folder **rows)
 {
 	unsigned char key[CHAIN_KEY_BYTES];
 	const char *path = a->key ? a->key : CTL_DEFAULT_KEY;
@@ -351,7 +353,7 @@ static char *case_name_of(const char *dir)
 static int load_events(const struct ev_args *a, json_t **events)
 {
 	struct lf_why why = {{0}};
-	json_t *rows = NULL;
+	struct evidence_folder *rows = NULL;
 	char *name = NULL;
 	struct stat st;
 	int fd, lfd = -1, rc = EV_USAGE_ERR;
@@ -392,13 +394,13 @@ static int load_events(const struct ev_args *a, json_t **events)
 	}
 	if (rc != EV_OK)
 		goto out;
-	if (evidence_fold(rows, a->turn, events, &why) != LF_OK) {
+	if (evidence_folder_end(rows, a->turn, events, &why) != LF_OK) {
 		fprintf(stderr, "ledgerctl %s: %s does not verify: %s\n",
 			a->cmd, a->ledger, why.msg);
 		rc = EV_UNVERIFIED;
 	}
 out:
-	json_decref(rows);
+	evidence_folder_free(rows);
 	free(name);
 	if (lfd >= 0)
 		close(lfd);

@@ -96,13 +96,6 @@ static char *json_text(json_t *o, size_t *len)
 	return t;
 }
 
-static int collect(void *ctx, const json_t *row, long long off, size_t len)
-{
-	(void)off;
-	(void)len;
-	return json_array_append((json_t *)ctx, (json_t *)row) ? 1 : 0;
-}
-
 /* The SHA256SUMS text of every member so far (sha256sum -c reads it). */
 static char *sums_text(const struct export *x, size_t *len)
 {
@@ -236,7 +229,8 @@ static int export_gather(const char *mount, const char *backing,
 	struct ctl_verdict v;
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
-	json_t *rows = json_array(), *ev = NULL;
+	struct evidence_folder *rows = evidence_folder_new();
+	json_t *ev = NULL;
 	int dirfd, bfd, mfd = -1, rc = 2, kr;
 	size_t len = 0, l1 = 0, l2 = 0;
 	char *text, *one = NULL, *many = NULL;
@@ -270,10 +264,15 @@ static int export_gather(const char *mount, const char *backing,
 		rc = export_not_verified(name, &v, say_bad);
 		goto out;
 	}
-	if (ledger_verify_fd(mfd, NULL, NULL, collect, rows, &rep, &why) !=
-		    LF_OK ||
-	    evidence_fold(rows, 0, &ev, &why) != LF_OK) {
-		fprintf(stderr, "ledgerctl export: %s: %s\n", name, why.msg);
+	/* Folded as they are read: a large case's rows are never all held. */
+	if (!rows ||
+	    ledger_verify_fd(mfd, NULL, NULL, evidence_folder_cb, rows, &rep,
+			     &why) != LF_OK ||
+	    evidence_folder_end(rows, 0, &ev, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl export: %s: %s\n", name,
+			evidence_folder_why(rows) ? evidence_folder_why(rows)
+			: rows			  ? why.msg
+						  : "out of memory");
 		rc = 1;
 		goto out;
 	}
@@ -359,7 +358,7 @@ out:
 	free(one);
 	free(many);
 	explicit_bzero(key, sizeof(key));
-	json_decref(rows);
+	evidence_folder_free(rows);
 	json_decref(ev);
 	if (mfd >= 0)
 		close(mfd);

@@ -7,6 +7,8 @@
  */
 #include "evidence.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsoneq.h"
@@ -151,60 +153,119 @@ static enum lf_err fold_result(const json_t *row, json_t *all, json_t *index,
 	return LF_OK;
 }
 
-enum lf_err evidence_fold(const json_t *rows, unsigned long turn, json_t **out,
-			  struct lf_why *why)
+struct evidence_folder {
+	json_t *all;   /* the events, in attempt order */
+	json_t *index; /* call_id -> its place in all */
+	struct lf_why why;
+	bool refused; /* why says which row */
+};
+
+struct evidence_folder *evidence_folder_new(void)
 {
-	json_t *all = json_array(), *index = json_object(), *sel = NULL;
-	enum lf_err e = LF_OK;
+	struct evidence_folder *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->all = json_array();
+	f->index = json_object();
+	if (!f->all || !f->index) {
+		evidence_folder_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void evidence_folder_free(struct evidence_folder *f)
+{
+	if (!f)
+		return;
+	json_decref(f->all);
+	json_decref(f->index);
+	free(f);
+}
+
+enum lf_err evidence_folder_row(struct evidence_folder *f, const json_t *row,
+				struct lf_why *why)
+{
+	const char *phase = json_string_value(json_object_get(row, "phase"));
+
+	if (!phase)
+		return LF_OK; /* verification already refuses these */
+	if (!strcmp(phase, "decision"))
+		return fold_decision(row, f->all, f->index, why);
+	if (!strcmp(phase, "completion") ||
+	    !strcmp(phase, "completion_missing"))
+		return fold_result(row, f->all, f->index, why);
+	return LF_OK;
+}
+
+int evidence_folder_cb(void *ctx, const json_t *row, long long off, size_t len)
+{
+	struct evidence_folder *f = ctx;
+	enum lf_err e;
+
+	(void)off;
+	(void)len;
+	e = evidence_folder_row(f, row, &f->why);
+	f->refused = e != LF_OK;
+	return (int)e;
+}
+
+const char *evidence_folder_why(const struct evidence_folder *f)
+{
+	return f && f->refused ? f->why.msg : NULL;
+}
+
+enum lf_err evidence_folder_end(struct evidence_folder *f, unsigned long turn,
+				json_t **out, struct lf_why *why)
+{
+	json_t *sel, *ev;
 	size_t i;
-	json_t *row;
 
 	*out = NULL;
-	if (!all || !index) {
-		e = lf_fail(why, LF_NOMEM, "out of memory");
-		goto out;
-	}
-	json_array_foreach(rows, i, row)
-	{
-		const char *phase =
-			json_string_value(json_object_get(row, "phase"));
-
-		if (!phase)
-			continue; /* verification already refuses these */
-		if (!strcmp(phase, "decision"))
-			e = fold_decision(row, all, index, why);
-		else if (!strcmp(phase, "completion") ||
-			 !strcmp(phase, "completion_missing"))
-			e = fold_result(row, all, index, why);
-		if (e != LF_OK)
-			goto out;
-	}
 	/*
 	 * A call belongs to the turn of its decision, even when its result
 	 * row was written later.
 	 */
 	if (turn) {
 		sel = json_array();
-		if (!sel) {
-			e = lf_fail(why, LF_NOMEM, "out of memory");
-			goto out;
-		}
-		json_array_foreach(all, i, row)
+		if (!sel)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		json_array_foreach(f->all, i, ev)
 		{
-			json_t *t = json_object_get(row, "turn");
+			json_t *t = json_object_get(ev, "turn");
 
 			if (json_is_integer(t) &&
 			    json_integer_value(t) == (json_int_t)turn)
-				json_array_append(sel, row);
+				json_array_append(sel, ev);
 		}
-		json_decref(all);
-		all = sel;
+		*out = sel;
+	} else {
+		*out = json_incref(f->all);
 	}
-	*out = all;
-	all = NULL;
-out:
-	json_decref(all);
-	json_decref(index);
+	return LF_OK;
+}
+
+enum lf_err evidence_fold(const json_t *rows, unsigned long turn, json_t **out,
+			  struct lf_why *why)
+{
+	struct evidence_folder *f = evidence_folder_new();
+	enum lf_err e = LF_OK;
+	size_t i;
+	json_t *row;
+
+	*out = NULL;
+	if (!f)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	json_array_foreach(rows, i, row)
+	{
+		e = evidence_folder_row(f, row, why);
+		if (e != LF_OK)
+			break;
+	}
+	if (e == LF_OK)
+		e = evidence_folder_end(f, turn, out, why);
+	evidence_folder_free(f);
 	return e;
 }
 

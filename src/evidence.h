@@ -34,6 +34,27 @@
 enum lf_err evidence_fold(const json_t *rows, unsigned long turn, json_t **out,
 			  struct lf_why *why);
 
+/*
+ * The same fold a row at a time, as a ledger scan hands rows over, so no
+ * caller holds every row of a large ledger: new (NULL: no memory), a row
+ * (LF_VERIFY as above), end (*out: new reference; the folder is left
+ * to free), free.
+ */
+struct evidence_folder;
+struct evidence_folder *evidence_folder_new(void);
+enum lf_err evidence_folder_row(struct evidence_folder *f, const json_t *row,
+				struct lf_why *why);
+enum lf_err evidence_folder_end(struct evidence_folder *f, unsigned long turn,
+				json_t **out, struct lf_why *why);
+void evidence_folder_free(struct evidence_folder *f);
+/*
+ * A ledger_row_cb (ledger.h) folding each row into ctx, a folder: a row
+ * it refuses stops the scan, and evidence_folder_why says why (NULL when
+ * no row was refused).
+ */
+int evidence_folder_cb(void *ctx, const json_t *row, long long off, size_t len);
+const char *evidence_folder_why(const struct evidence_folder *f);
+
 /* Find the event with call_id in events (borrowed).  Borrowed or NULL. */
 json_t *evidence_find(const json_t *events, const char *call_id);
 

@@ -179,17 +179,25 @@ static int collect(void *ctx, const json_t *row, long long off, size_t len)
 	return json_array_append((json_t *)ctx, (json_t *)row);
 }
 
-json_t *fx_events(unsigned long turn)
+json_t *fx_rows(void)
 {
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
-	json_t *rows = json_array(), *events = NULL;
+	json_t *rows = json_array();
 	int fd = open(fx_ledger, O_RDONLY);
 
 	cr_assert(fd >= 0);
 	cr_assert_eq(ledger_verify_fd(fd, "C1", key, collect, rows, &rep, &why),
 		     LF_OK, "%s", why.msg);
 	close(fd);
+	return rows;
+}
+
+json_t *fx_events(unsigned long turn)
+{
+	struct lf_why why = {{0}};
+	json_t *rows = fx_rows(), *events = NULL;
+
 	cr_assert_eq(evidence_fold(rows, turn, &events, &why), LF_OK, "%s",
 		     why.msg);
 	json_decref(rows);

@@ -26,6 +26,8 @@ void fx_teardown(void);
 
 /* The fixture ledger verified and folded.  New reference. */
 json_t *fx_events(unsigned long turn);
+/* The fixture ledger's rows, verified with its key: a new array. */
+json_t *fx_rows(void);
 
 /* TEST_DATA/transcripts/name, loaded.  New reference. */
 json_t *fx_transcript(const char *name);

@@ -204,6 +204,57 @@ Test(evidence, contradicting_rows_do_not_fold)
 	}
 }
 
+Test(evidence, a_row_the_fold_refuses_stops_a_scan_with_the_folds_reason)
+{
+	static const char *const rows[] = {
+		"{\"row\":1,\"phase\":\"decision\",\"call_id\":\"a\",\"sequence\":1,\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":1,\"completion_status\":\"pending\"}",
+		"{\"row\":2,\"phase\":\"turn\"}",
+		"{\"row\":3,\"phase\":\"decision\",\"call_id\":\"a\",\"sequence\":2,\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":2}",
+	};
+	struct evidence_folder *f = evidence_folder_new();
+	size_t i;
+	int rc = 0;
+
+	cr_assert_not_null(f);
+	for (i = 0; i < 3 && rc == 0; i++) {
+		json_t *row = json_loads(rows[i], 0, NULL);
+
+		rc = evidence_folder_cb(f, row, 0, strlen(rows[i]));
+		json_decref(row);
+		if (i < 2) {
+			cr_assert_eq(rc, 0, "row %zu", i + 1);
+			cr_assert_null(evidence_folder_why(f));
+		}
+	}
+	cr_assert_eq(rc, LF_VERIFY);
+	cr_assert_not_null(evidence_folder_why(f));
+	cr_assert(strstr(evidence_folder_why(f),
+			 "row 3: a second decision for call 'a'"),
+		  "%s", evidence_folder_why(f));
+	evidence_folder_free(f);
+}
+
+Test(evidence, folding_row_by_row_gives_the_events_of_the_whole_array)
+{
+	json_t *all = fx_events(0), *rows = fx_rows(), *one = NULL, *row;
+	struct evidence_folder *f = evidence_folder_new();
+	struct lf_why why = {{0}};
+	size_t i;
+
+	cr_assert_not_null(f);
+	json_array_foreach(rows, i, row)
+	{
+		cr_assert_eq(evidence_folder_row(f, row, &why), LF_OK, "%s",
+			     why.msg);
+	}
+	cr_assert_eq(evidence_folder_end(f, 0, &one, &why), LF_OK);
+	cr_assert(json_equal(all, one));
+	evidence_folder_free(f);
+	json_decref(one);
+	json_decref(rows);
+	json_decref(all);
+}
+
 /* ---- the command ---- */
 
 static int run(char **out, char **err, const char *const *argv)
