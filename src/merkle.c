@@ -346,8 +346,10 @@ struct merkle_scan {
 	size_t nsizes, next;
 	merkle_hash *roots;
 	merkle_hash *leaves; /* kept when keep */
-	uint64_t leaves_cap;
+	uint64_t leaves_cap, n;
 	bool keep, nomem;
+	/* No range and no roots asked: the leaves alone (half the hashes). */
+	bool leaves_only;
 };
 
 static bool merkle_scan_line(void *ctx, const char *s, size_t n)
@@ -357,10 +359,13 @@ static bool merkle_scan_line(void *ctx, const char *s, size_t n)
 
 	merkle_leaf_hash(s, n, leaf);
 	if (c->keep &&
-	    merkle_keep(&c->leaves, &c->leaves_cap, c->r->n, leaf) < 0) {
+	    merkle_keep(&c->leaves, &c->leaves_cap, c->n, leaf) < 0) {
 		c->nomem = true;
 		return true;
 	}
+	c->n++;
+	if (c->leaves_only)
+		return false;
 	merkle_append_leaf(c->r, leaf);
 	while (c->next < c->nsizes && c->sizes[c->next] == c->r->n)
 		merkle_root(c->r, c->roots[c->next++]);
@@ -376,7 +381,8 @@ enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
 	struct merkle_scan c = {.sizes = sizes,
 				.nsizes = nsizes,
 				.roots = roots,
-				.keep = leaves_out != NULL};
+				.keep = leaves_out != NULL,
+				.leaves_only = !r && !nsizes && leaves_out};
 	enum lf_err rc;
 
 	c.r = r ? r : &local;
@@ -388,7 +394,7 @@ enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
 		rc = lf_fail(why, LF_NOMEM, "out of memory");
 	if (rc == LF_OK) {
 		if (count)
-			*count = c.r->n;
+			*count = c.n;
 		if (leaves_out) {
 			*leaves_out = c.leaves;
 			c.leaves = NULL;

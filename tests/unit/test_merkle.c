@@ -270,6 +270,18 @@ Test(merkle, scan_gives_roots_at_each_size_asked)
 	merkle_leaf_hash(line, (size_t)k, want);
 	cr_assert_eq(memcmp(want, leaves[0], 32), 0,
 		     "a leaf is the line without its newline");
+	{
+		/* The leaves alone, no range or root asked: the same. */
+		merkle_hash *only = NULL;
+		uint64_t n = 0;
+
+		cr_assert_eq(merkle_scan_fd(fd, total, NULL, NULL, 0, NULL,
+					    &only, &n, &why),
+			     LF_OK);
+		cr_assert_eq(n, 7);
+		cr_assert_eq(memcmp(only, leaves, 7 * sizeof(merkle_hash)), 0);
+		free(only);
+	}
 	free(leaves);
 	/* A last line without newline is not a row. */
 	cr_assert_eq(write(fd, "{", 1), 1);
