@@ -112,6 +112,7 @@ int ctl_tree_load_verified(const char *cmd, int fd, unsigned long long rows,
 {
 	struct lf_why why = {{0}};
 	enum lf_err e;
+	long ncpu;
 
 	memset(t, 0, sizeof(*t));
 	if (rows && ctl_tree_case_id(fd, t) < 0) {
@@ -119,8 +120,11 @@ int ctl_tree_load_verified(const char *cmd, int fd, unsigned long long rows,
 			cmd);
 		return 2;
 	}
-	e = merkle_scan_fd(fd, good_bytes, NULL, NULL, 0, NULL, &t->leaves,
-			   &t->n, &why);
+	/* A large ledger's leaves are hashed on every processor. */
+	ncpu = good_bytes >= (4LL << 20) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+	e = merkle_leaves_fd(fd, good_bytes,
+			     ncpu > 1 ? (unsigned)(ncpu < 16 ? ncpu : 16) : 1,
+			     &t->leaves, &t->n, &why);
 	if (e != LF_OK) {
 		fprintf(stderr, "ledgerctl %s: %s\n", cmd, why.msg);
 		return 2;

@@ -8,6 +8,7 @@
 #include "merkle.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -282,11 +283,13 @@ static int merkle_keep(merkle_hash **leaves, uint64_t *cap, uint64_t n,
 	return 0;
 }
 
-enum lf_err merkle_each_line(int fd, long long limit, merkle_line_fn fn,
-			     void *ctx, struct lf_why *why)
+/* The lines of fd's bytes [from, to): from is where a line starts. */
+static enum lf_err merkle_lines_range(int fd, long long from, long long to,
+				      merkle_line_fn fn, void *ctx,
+				      struct lf_why *why)
 {
 	size_t cap = (size_t)1 << 20, have = 0, start;
-	long long off = 0;
+	long long off = from, limit = to;
 	enum lf_err rc = LF_IO;
 	char *buf, *nl;
 	ssize_t got;
@@ -337,6 +340,12 @@ enum lf_err merkle_each_line(int fd, long long limit, merkle_line_fn fn,
 out:
 	free(buf);
 	return rc;
+}
+
+enum lf_err merkle_each_line(int fd, long long limit, merkle_line_fn fn,
+			     void *ctx, struct lf_why *why)
+{
+	return merkle_lines_range(fd, 0, limit, fn, ctx, why);
 }
 
 /* What merkle_scan_fd's walk carries. */
@@ -402,4 +411,124 @@ enum lf_err merkle_scan_fd(int fd, long long limit, struct merkle_range *r,
 	}
 	free(c.leaves);
 	return rc;
+}
+
+/* One thread's part of merkle_leaves_fd. */
+struct merkle_part {
+	pthread_t tid;
+	int fd;
+	long long from, to;
+	struct merkle_scan c;
+	enum lf_err rc;
+	struct lf_why why;
+};
+
+static void *merkle_part_run(void *arg)
+{
+	struct merkle_part *p = arg;
+
+	p->rc = merkle_lines_range(p->fd, p->from, p->to, merkle_scan_line,
+				   &p->c, &p->why);
+	if (p->rc == LF_OK && p->c.nomem)
+		p->rc = lf_fail(&p->why, LF_NOMEM, "out of memory");
+	return NULL;
+}
+
+/* Where the first line at or after at starts (to when none does). */
+static long long merkle_line_start(int fd, long long at, long long to)
+{
+	char buf[65536], *nl;
+	long long off = at > 0 ? at - 1 : 0;
+	ssize_t got;
+
+	if (at <= 0)
+		return 0;
+	while (off < to) {
+		size_t want = sizeof(buf);
+
+		if ((long long)want > to - off)
+			want = (size_t)(to - off);
+		got = pread(fd, buf, want, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		nl = memchr(buf, '\n', (size_t)got);
+		if (nl)
+			return off + (nl - buf) + 1;
+		off += got;
+	}
+	return to;
+}
+
+enum lf_err merkle_leaves_fd(int fd, long long limit, unsigned threads,
+			     merkle_hash **leaves_out, uint64_t *count,
+			     struct lf_why *why)
+{
+	struct merkle_part *p;
+	merkle_hash *all = NULL;
+	enum lf_err rc = LF_OK;
+	uint64_t n = 0;
+	unsigned i, started = 0;
+	long long cut = 0;
+
+	if (threads <= 1)
+		return merkle_scan_fd(fd, limit, NULL, NULL, 0, NULL,
+				      leaves_out, count, why);
+	p = calloc(threads, sizeof(*p));
+	if (!p)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	/* Parts cut where lines start, so each line is one part's. */
+	for (i = 0; i < threads; i++) {
+		long long at = (long long)((unsigned long long)limit * (i + 1) /
+					   threads);
+
+		p[i].fd = fd;
+		p[i].from = cut;
+		cut = i + 1 == threads
+			      ? limit
+			      : merkle_line_start(fd, at > cut ? at : cut,
+						  limit);
+		p[i].to = cut;
+		p[i].c.keep = p[i].c.leaves_only = true;
+	}
+	/* The first part on this thread, the others on their own. */
+	for (i = 1; i < threads; i++) {
+		if (pthread_create(&p[i].tid, NULL, merkle_part_run, &p[i]))
+			break;
+		started = i;
+	}
+	merkle_part_run(&p[0]);
+	for (i = started + 1; i < threads; i++)
+		merkle_part_run(&p[i]); /* a thread that did not start */
+	for (i = 1; i <= started; i++)
+		pthread_join(p[i].tid, NULL);
+	for (i = 0; i < threads && rc == LF_OK; i++) {
+		if (p[i].rc != LF_OK) {
+			rc = p[i].rc;
+			*why = p[i].why;
+		}
+		n += p[i].c.n;
+	}
+	if (rc == LF_OK && n) {
+		all = malloc(n * sizeof(*all));
+		if (!all)
+			rc = lf_fail(why, LF_NOMEM, "out of memory");
+	}
+	for (i = 0, n = 0; rc == LF_OK && i < threads; i++) {
+		if (p[i].c.n)
+			memcpy(all[n], p[i].c.leaves,
+			       p[i].c.n * sizeof(merkle_hash));
+		n += p[i].c.n;
+	}
+	for (i = 0; i < threads; i++)
+		free(p[i].c.leaves);
+	free(p);
+	if (rc != LF_OK) {
+		free(all);
+		return rc;
+	}
+	*leaves_out = all;
+	*count = n;
+	return LF_OK;
 }

@@ -76,6 +76,15 @@ enum lf_err merkle_each_line(int fd, long long limit, merkle_line_fn fn,
 			     void *ctx, struct lf_why *why);
 
 /*
+ * The leaves alone of fd's first limit bytes, as merkle_scan_fd gives them
+ * (*leaves_out malloc'd, NULL when there are none), hashed on threads
+ * threads, each a part of the file cut where a line starts.
+ */
+enum lf_err merkle_leaves_fd(int fd, long long limit, unsigned threads,
+			     merkle_hash **leaves_out, uint64_t *count,
+			     struct lf_why *why);
+
+/*
  * Read the newline-ended lines of fd's first limit bytes as leaves.
  * r (may be NULL) receives the range of all of them; roots[i] the root at
  * sizes[i] (ascending, NULL/0 for none; a size past the end is left

@@ -290,3 +290,55 @@ Test(merkle, scan_gives_roots_at_each_size_asked)
 		     LF_VERIFY);
 	close(fd);
 }
+
+Test(merkle, leaves_hashed_on_threads_are_the_leaves_of_one_scan)
+{
+	static const unsigned threads[] = {2, 3, 7, 16};
+	char path[] = "/tmp/test_merkle.XXXXXX", *line;
+	merkle_hash *want = NULL, *got = NULL;
+	uint64_t nwant = 0, ngot = 0;
+	struct lf_why why;
+	int fd = mkstemp(path), i, k;
+	long long total = 0;
+	size_t j;
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	/* No lines at all: no leaves, on any number of threads. */
+	cr_assert_eq(merkle_leaves_fd(fd, 0, 3, &got, &ngot, &why), LF_OK);
+	cr_assert_eq(ngot, 0);
+	cr_assert_null(got);
+	/* Lines of every length, one longer than a part and a read. */
+	line = malloc(300000);
+	cr_assert_not_null(line);
+	for (i = 0; i < 400; i++) {
+		size_t len = i == 150 ? 200000 : (size_t)(i * 37 % 900);
+
+		memset(line, 'a' + i % 26, len);
+		k = snprintf(line + len, 32, "%d\n", i);
+		cr_assert_eq(write(fd, line, len + (size_t)k),
+			     (ssize_t)(len + (size_t)k));
+		total += (long long)(len + (size_t)k);
+	}
+	free(line);
+	cr_assert_eq(merkle_scan_fd(fd, total, NULL, NULL, 0, NULL, &want,
+				    &nwant, &why),
+		     LF_OK);
+	cr_assert_eq(nwant, 400);
+	for (j = 0; j < sizeof(threads) / sizeof(threads[0]); j++) {
+		cr_assert_eq(merkle_leaves_fd(fd, total, threads[j], &got,
+					      &ngot, &why),
+			     LF_OK, "%u threads: %s", threads[j], why.msg);
+		cr_assert_eq(ngot, nwant, "%u threads", threads[j]);
+		cr_assert_eq(memcmp(got, want, nwant * sizeof(merkle_hash)), 0,
+			     "%u threads", threads[j]);
+		free(got);
+		got = NULL;
+	}
+	/* A last line without newline is not a row, on threads too. */
+	cr_assert_eq(write(fd, "{", 1), 1);
+	cr_assert_eq(merkle_leaves_fd(fd, total + 1, 3, &got, &ngot, &why),
+		     LF_VERIFY);
+	free(want);
+	close(fd);
+}
