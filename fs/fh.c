@@ -269,7 +269,7 @@ int lfs_fh_write(const char *path, const char *buf, size_t size, off_t off,
 
 	(void)path;
 	(void)off;
-	pthread_mutex_lock(&fh->lock);
+	fh_lock(fh);
 	if (fh->n.kind == N_POLICY || fh->n.kind == N_MOCKS ||
 	    fh->n.kind == N_TOOLS) {
 		/* Taken whole at close; only the bound is checked here. */
@@ -297,7 +297,7 @@ int lfs_fh_flush(const char *path, struct fuse_file_info *fi)
 	int rc = 0;
 
 	(void)path;
-	pthread_mutex_lock(&fh->lock);
+	fh_lock(fh);
 	if (fh->n.kind == N_TOOLS && fh->dirty && !fh->last_err) {
 		enum lf_err e = case_set_tools(fh->n.c, fh->buf ? fh->buf : "",
 					       fh->len, &why);
@@ -394,6 +394,13 @@ void fh_drop_if_asked(struct lfs_fh *fh)
 {
 	if (atomic_exchange(&fh->drop_asked, false))
 		fh_drop_line(fh);
+}
+
+void fh_lock(struct lfs_fh *fh)
+{
+	pthread_mutex_lock(&fh->lock);
+	/* A close that found the handle busy before this: honour it first. */
+	fh_drop_if_asked(fh);
 }
 
 void fh_drop_lines_of(struct lf_case *c)

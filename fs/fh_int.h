@@ -93,6 +93,13 @@ void fh_drop_lines_of(struct lf_case *c);
 void fh_drop_if_asked(struct lfs_fh *fh);
 
 /*
+ * Take fh->lock to write or close through fh: a drop asked while another
+ * thread held it is done first, so no line begun before its case closed
+ * is completed after.
+ */
+void fh_lock(struct lfs_fh *fh);
+
+/*
  * Charge add bytes to fh's case and to the daemon, each within its bound
  * for budget b (ledgerfs(8) LIMITS): 0, or -ENOBUFS with nothing charged.
  * fh_uncharge gives n bytes back to both.

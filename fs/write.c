@@ -128,7 +128,7 @@ bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
 		return false;
 	}
 	write_now = w;
-	pthread_mutex_lock(&fh->lock);
+	fh_lock(fh);
 	rc = fh_write_lines(fh, (const char *)(wi + 1), wi->size,
 			    (off_t)wi->offset);
 	fh_drop_if_asked(fh);
