@@ -21,6 +21,7 @@
 #include "ctl.h"
 #include "ledger.h"
 #include "ledger_hashes.h"
+#include "merkle.h"
 #include "optarg.h"
 
 #define CTL_VERIFY_USAGE                                                           \
@@ -63,6 +64,22 @@ static int ctl_parse_head(const char *arg, struct ctl_checkpoint *cp)
 	return 0;
 }
 
+/* What ctl_line_hash's walk carries. */
+struct line_hash {
+	unsigned long long line, want;
+	char *out;
+};
+
+static bool line_hash_one(void *ctx, const char *s, size_t n)
+{
+	struct line_hash *h = ctx;
+
+	if (++h->line < h->want)
+		return false;
+	chain_sha256_hex(s, n, h->out);
+	return true;
+}
+
 /*
  * SHA-256 of line `want` (1-based) of fd into out.  Only called on a
  * ledger that verified, so lines are bounded.  0, or -1 (errno).
@@ -70,50 +87,19 @@ static int ctl_parse_head(const char *arg, struct ctl_checkpoint *cp)
 static int ctl_line_hash(int fd, unsigned long long want,
 			 char out[CHAIN_HEX_LEN + 1])
 {
-	size_t cap = (size_t)1 << 20, have = 0;
-	unsigned long long line = 1;
-	long long readoff = 0;
-	char *buf = malloc(cap), *p, *nl;
-	ssize_t r;
-	int rc = -1;
+	struct line_hash h = {.want = want, .out = out};
+	struct lf_why why = {{0}};
+	struct stat st;
 
-	if (!buf)
+	if (fstat(fd, &st) < 0)
 		return -1;
-	for (;;) {
-		r = pread(fd, buf + have, cap - have, (off_t)readoff);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = ENODATA;
-			goto out;
-		}
-		readoff += r;
-		have += (size_t)r;
-		p = buf;
-		while ((nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
-			if (line == want) {
-				chain_sha256_hex(p, (size_t)(nl - p), out);
-				rc = 0;
-				goto out;
-			}
-			line++;
-			p = nl + 1;
-		}
-		have -= (size_t)(p - buf);
-		memmove(buf, p, have);
-		if (have == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				goto out;
-			buf = nb;
-			cap *= 2;
-		}
+	if (merkle_each_line(fd, st.st_size, line_hash_one, &h, &why) !=
+		    LF_OK ||
+	    h.line < want) {
+		errno = ENODATA;
+		return -1;
 	}
-out:
-	free(buf);
-	return rc;
+	return 0;
 }
 
 /*
