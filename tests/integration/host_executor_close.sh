@@ -33,11 +33,7 @@ held_close() {
 	(lf_call "$1" "${1}g" gate >"$work/$1.reply" 2>"$work/$1.err"; echo "rc=$?" >>"$work/$1.err") &
 	writer=$!
 	lf_bg_pids="$lf_bg_pids $writer"
-	n=0
-	while [ "$(lf_gate_started)" -lt 1 ] && [ $n -lt 400 ]; do
-		n=$((n + 1))
-		sleep 0.05
-	done
+	lf_wait_gates 1
 	(echo "$2" >"$(lf_cdir "$1")/ctl") &
 	closer=$!
 	wait_done "$closer"

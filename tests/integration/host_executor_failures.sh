@@ -101,15 +101,10 @@ rule_end
 
 # A slow call in case C (its executor waits for a release file) holds
 # neither case D's calls nor C's status: ordering, not timing.
-started() { ls "$run" | grep -c '^started\.'; }
 (lf_call C slow1 gate >/dev/null) &
 slow=$!
 lf_bg_pids="$lf_bg_pids $slow"
-i=0
-while [ "$(started)" -lt 1 ] && [ $i -lt 400 ]; do
-	i=$((i + 1))
-	sleep 0.05
-done
+lf_wait_gates 1
 # A watchdog releases C after 20 s, so a daemon that wrongly makes D wait
 # for C fails this rule instead of hanging.
 (sleep 20; touch "$run/release") &
@@ -119,7 +114,7 @@ d_reply=$(lf_call D d1 ok)
 c_state=$(lf_state C)
 c_done=$(grep -c '"released":true' "$(lf_ledger C)")
 rule_begin slow_executor_in_one_case_does_not_hold_another_case
-rule_eq "C's executor started" 1 "$(started)"
+rule_eq "C's executor started" 1 "$(lf_gate_started)"
 rule_has "D served" "$d_reply" '"returned":{"ok":true}'
 rule_eq "C's status answered" registered "$c_state"
 rule_eq "C's executor still running when D was served" 0 "$c_done"

@@ -32,11 +32,7 @@ start_gates() {
 		i=$((i + 1))
 	done
 	lf_bg_pids="$lf_bg_pids $pids"
-	n=0
-	while [ "$(lf_gate_started)" -lt 16 ] && [ $n -lt 400 ]; do
-		n=$((n + 1))
-		sleep 0.05
-	done
+	lf_wait_gates 16
 }
 start_gates g
 # The 17th would have started by now if a slot were free for it.

@@ -287,6 +287,14 @@ default: {mode: block}
 "
 }
 lf_gate_started() { ls "$run" | grep -c '^started\.'; }
+# lf_wait_gates N: until N gate executors have started (at most 20 s).
+lf_wait_gates() {
+	_n=0
+	while [ "$(lf_gate_started)" -lt "$1" ] && [ $_n -lt 400 ]; do
+		_n=$((_n + 1))
+		sleep 0.05
+	done
+}
 
 # lf_open_host_echo C: open and register case C whose one tool,
 # echo_args, the host runs (ledgerfs-policy(5) HOST EXECUTORS); it returns
