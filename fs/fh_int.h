@@ -122,6 +122,13 @@ void fh_replies_free(struct lfs_fh *fh);
 int lfs_write_stash(const char *reply);
 
 /*
+ * The last line of the deferred write on this thread is a call its host
+ * executor will answer (case.h, case_exec_catch); before: the bytes of
+ * the write ahead of that line, taken.
+ */
+void lfs_write_exec_pending(size_t before);
+
+/*
  * A WRITE of size bytes at off to a line file, under fh->lock: the bytes
  * taken (a short count when a later line was refused), or -errno.
  */

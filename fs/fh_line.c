@@ -284,6 +284,11 @@ int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size, off_t off)
 		fh->len = 0;
 		if (fh->cap > FH_LINE_KEEP)
 			fh_line_free(fh);
+		if (rc == -EINPROGRESS) {
+			/* Its host executor answers the write (write.c). */
+			lfs_write_exec_pending(i);
+			return rc;
+		}
 		if (rc) {
 			fh->last_err = -rc;
 			goto refused;

@@ -42,6 +42,7 @@ static const int errno_of[LF_ERR_COUNT] = {
 	[LF_LEDGER_FULL] = EFBIG,
 	[LF_PENDING_FULL] = ENOBUFS,
 	[LF_MATCH_HEAP_FULL] = ENOBUFS,
+	[LF_EXEC_PENDING] = EINPROGRESS, /* never answered: write.c */
 };
 
 int lfs_errno(enum lf_err e)

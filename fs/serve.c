@@ -156,6 +156,12 @@ out_unmount:
 	 * only frees its copy of the mount point.
 	 */
 	fuse_unmount(fuse);
+	/*
+	 * A call whose decision row is told now starts its executor
+	 * (write.c): on the stopping client, which ends it at once.  No
+	 * such call may come once the client is gone.
+	 */
+	registry_drain(ctx->reg);
 	case_set_hostexec(NULL);
 	if (hx)
 		hostexec_client_free(hx);

@@ -15,6 +15,12 @@
  * one fuse_out_header, then a fuse_write_out with the bytes taken.  The
  * high-level layer keeps no state for a WRITE on a handle (the view runs
  * with nullpath_ok), so nothing there misses it.
+ *
+ * A call that a host executor runs (ledgerfs(8) HOST EXECUTORS) holds no
+ * thread either: its decision row is told like any row, the flush's
+ * thread then starts the executor (case_exec_start), and the executor
+ * client's thread records the completion row under a second deferral,
+ * whose telling answers the write.
  */
 #include "write.h"
 
@@ -35,6 +41,13 @@ struct lfs_write {
 	struct lfs_fh *fh;
 	int result;  /* the bytes taken, or -errno */
 	char *reply; /* for the cursor of `request`: its last line's */
+	/*
+	 * Its last line's call runs on a host executor once the decision
+	 * row is durable; the write is answered after the completion row.
+	 */
+	struct case_exec *exec;
+	size_t size;   /* the write's bytes */
+	size_t before; /* the bytes ahead of that line */
 };
 
 /* Writes answered with no thread waiting for their flush. */
@@ -65,6 +78,12 @@ static void lfs_write_answer(struct fuse_session *se, uint64_t unique, int rc)
 	(void)!writev(fuse_session_fd(se), iov, n);
 }
 
+void lfs_write_exec_pending(size_t before)
+{
+	if (write_now)
+		write_now->before = before;
+}
+
 int lfs_write_stash(const char *reply)
 {
 	struct lfs_write *w = write_now;
@@ -76,17 +95,28 @@ int lfs_write_stash(const char *reply)
 	return w->reply ? 0 : -1;
 }
 
+static void lfs_write_exec_ready(void *arg, struct case_exec *x);
+
 /*
  * The write's rows are durable (err 0) or may be lost: show its replies
  * and answer it, or answer EIO, which its close reports again.  Runs on
- * the thread that led the flush: takes only the cursor's lock.
+ * the thread that led the flush: takes only the cursor's lock.  A call
+ * for a host executor is started instead, its decision row durable (an
+ * executor never runs for a call the ledger may lose).
  */
 static void lfs_write_told(void *arg, int err)
 {
 	struct lfs_write *w = arg;
+	struct case_exec *x = w->exec;
 	int rc = w->result;
 
-	if (err) {
+	w->exec = NULL;
+	if (x && !err) {
+		case_exec_start(x, lfs_write_exec_ready, w);
+		return;
+	}
+	case_exec_drop(x);
+	if (err || rc == -EINPROGRESS) {
 		atomic_store(&w->fh->late_err, EIO);
 		rc = -EIO;
 	} else if (w->reply) {
@@ -95,6 +125,44 @@ static void lfs_write_told(void *arg, int err)
 	lfs_write_answer(w->se, w->unique, rc);
 	free(w->reply);
 	free(w);
+}
+
+/*
+ * The executor has answered the call of w's last line: record it (the
+ * completion row joins a flush) and answer w once that row is durable.
+ * On the executor client's thread, which may take the case's lock.
+ */
+static void lfs_write_exec_ready(void *arg, struct case_exec *x)
+{
+	struct lfs_write *w = arg;
+	struct lfs_fh *fh = w->fh;
+	struct lf_why why = {{0}};
+	struct lf_defer *d;
+	char *reply = NULL;
+	enum lf_err e;
+
+	d = defer_open(lfs_write_told, w);
+	e = case_exec_finish(x, &reply, &why);
+	if (e == LF_OK) {
+		w->result = (int)w->size;
+		if (fh->keep_replies)
+			w->reply = reply;
+		else
+			free(reply);
+	} else {
+		/* As fh_write_lines refuses a write's last line. */
+		pthread_mutex_lock(&fh->lock);
+		fh->last_err = lfs_errno(e);
+		if (w->before)
+			fh->pending_err = fh->last_err;
+		pthread_mutex_unlock(&fh->lock);
+		w->result = w->before ? (int)w->before : -lfs_errno(e);
+	}
+	/* No deferral (no memory): the row was durable before the return. */
+	if (!d)
+		lfs_write_told(w, 0);
+	else if (defer_close(d))
+		defer_kick();
 }
 
 bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
@@ -122,17 +190,20 @@ bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
 	w->se = se;
 	w->unique = in->unique;
 	w->fh = fh;
+	w->size = wi->size;
 	d = defer_open(lfs_write_told, w);
 	if (!d) {
 		free(w);
 		return false;
 	}
 	write_now = w;
+	case_exec_catch(&w->exec);
 	fh_lock(fh);
 	rc = fh_write_lines(fh, (const char *)(wi + 1), wi->size,
 			    (off_t)wi->offset);
 	fh_drop_if_asked(fh);
 	pthread_mutex_unlock(&fh->lock);
+	case_exec_catch(NULL);
 	write_now = NULL;
 	w->result = rc;
 	/* From here w may be gone: told now, or by a flush. */

@@ -78,6 +78,26 @@ void case_free(struct lf_case *c);
  */
 void case_set_hostexec(struct hostexec *hx);
 
+/*
+ * A passed call the host runs, for a view that answers a write later
+ * (ledgerfs(8) HOST EXECUTORS): while case_exec_catch(slot) is set on a
+ * thread with a deferral open (defer.h), case_call records the decision
+ * row, puts the call in *slot and returns LF_EXEC_PENDING, waiting for
+ * nothing.  Once that row is durable the view starts it
+ * (case_exec_start: never blocks, takes no case lock); ready(arg, x)
+ * runs when the executor has answered, on the executor client's thread,
+ * and there case_exec_finish records its completion as case_call would
+ * have (*reply on LF_OK) and frees x.  case_exec_drop frees a call never
+ * started: it stays pending, as after a crash.
+ */
+struct case_exec;
+typedef void (*case_exec_ready_fn)(void *arg, struct case_exec *x);
+void case_exec_catch(struct case_exec **slot);
+void case_exec_start(struct case_exec *x, case_exec_ready_fn ready, void *arg);
+enum lf_err case_exec_finish(struct case_exec *x, char **reply,
+			     struct lf_why *why);
+void case_exec_drop(struct case_exec *x);
+
 /* Make the case's later appends durable through group g (see commit.h). */
 void case_set_commit(struct lf_case *c, struct commit_group *g);
 

@@ -315,7 +315,10 @@ enum lf_err case_call(struct lf_case *c, const char *line, size_t len,
 			e = lf_fail(why, LF_NOMEM, "out of memory");
 			goto out;
 		}
-		/* A pass the host runs: the reply waits for its result. */
+		/*
+		 * A pass the host runs: the reply waits for its result, or
+		 * is made when the result comes (LF_EXEC_PENDING, case.h).
+		 */
 		if (mode == LF_MODE_PASS &&
 		    (exec = case_exec_spec(c, rc.tool))) {
 			e = case_exec_call(c, rc.call_id, rc.args, exec, reply,
@@ -336,7 +339,7 @@ out:
 	mocks_fit_free(fit);
 	request_call_clear(&rc);
 unlock:
-	if (e != LF_OK)
+	if (e != LF_OK && e != LF_EXEC_PENDING)
 		case_note_error(c, CASE_IN_REQUEST, e, case_why_msg(why));
 	pthread_mutex_unlock(&c->lock);
 	return e;

@@ -2,9 +2,12 @@
 /*
  * case_exec.c - passed calls the host runs itself (ledgerfs(8) HOST
  * EXECUTORS, ledgerfs-ledger(5) CALL ROWS): after the decision row, the
- * call thread leaves the case lock, waits for the executor helper as it
- * waits for a flush, and records the result as a completion row that is
- * authoritative; the reply carries that result.
+ * call goes to the executor helper and its result is recorded as a
+ * completion row that is authoritative; the reply carries that result.
+ * A view that answers writes late takes the call once its decision row
+ * is durable and lets no thread wait for the executor (case.h,
+ * case_exec_catch); otherwise the call's thread leaves the case lock and
+ * waits, as it waits for a flush.
  */
 #include "case_int.h"
 
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "decision.h"
+#include "defer.h"
 #include "hostexec.h"
 
 static _Atomic(struct hostexec *) case_hx;
@@ -107,35 +111,25 @@ static void exec_local_error(struct hostexec_result *r, const char *kind,
 				kind, "message", reason);
 }
 
-enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
-			   const json_t *args, const struct exec_spec *spec,
-			   char **reply, struct lf_why *why)
+/*
+ * The executor has answered (err, r, hwhy): record its completion for
+ * call_id and make the reply.  Lock held.
+ */
+static enum lf_err exec_settle(struct lf_case *c, const char *call_id,
+			       enum lf_err err, struct hostexec_result *r,
+			       const struct lf_why *hwhy, char **reply,
+			       struct lf_why *why)
 {
-	struct hostexec_result r = {0};
-	struct lf_why hwhy;
 	struct call_entry *e;
 	json_t *dec = NULL, *row = NULL;
 	long long off;
 	size_t len;
-	enum lf_err err;
 
-	e = case_find_call(c, call_id);
-	if (!e)
-		return lf_fail(why, LF_NOT_FOUND, "call '%s' vanished",
-			       call_id);
-	e->host_exec = 1;
-	/* Others' calls, status, close and fail go on meanwhile. */
-	pthread_mutex_unlock(&c->lock);
-	err = hostexec_run(atomic_load(&case_hx), &c->exec_running, spec, args,
-			   &r, &hwhy);
-	case_lock(c);
-	if (err == LF_CLOSED) {
+	if (err == LF_CLOSED)
 		/* The daemon stops: the call stays pending, as at a crash. */
-		err = lf_fail(why, LF_CLOSED, "%s", hwhy.msg);
-		goto out;
-	}
+		return lf_fail(why, LF_CLOSED, "%s", hwhy->msg);
 	if (err != LF_OK)
-		exec_local_error(&r, "helper", hwhy.msg);
+		exec_local_error(r, "helper", hwhy->msg);
 	/* The entry may have moved (the calls array grows) or settled. */
 	e = case_find_call(c, call_id);
 	if (!e || e->completion != CALL_PENDING ||
@@ -151,13 +145,13 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 		err = lf_fail(why, LF_IO, "cannot read back call %s", call_id);
 		goto out;
 	}
-	row = exec_row(c, e, json_object_get(dec, "tool"), &r);
+	row = exec_row(c, e, json_object_get(dec, "tool"), r);
 	if (row && !case_fits_result(c, row)) {
 		json_decref(row);
-		exec_local_error(&r, "ledger_full",
+		exec_local_error(r, "ledger_full",
 				 "the executor's result does not fit under "
 				 "the case's ledger limit");
-		row = exec_row(c, e, json_object_get(dec, "tool"), &r);
+		row = exec_row(c, e, json_object_get(dec, "tool"), r);
 	}
 	if (!row) {
 		err = lf_fail(why, LF_NOMEM, "out of memory");
@@ -174,6 +168,138 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 out:
 	json_decref(dec);
 	json_decref(row);
+	return err;
+}
+
+/* A call waiting for its executor, no thread with it (case.h). */
+struct case_exec {
+	struct lf_case *c;
+	char *call_id;
+	struct hostexec *hx;
+	struct hostexec_job *job; /* until started */
+	case_exec_ready_fn ready;
+	void *arg;
+	enum lf_err err; /* the executor's answer */
+	struct lf_why why;
+	struct hostexec_result res;
+};
+
+/* Where this thread's view takes a call it will not wait for. */
+static _Thread_local struct case_exec **exec_slot;
+
+void case_exec_catch(struct case_exec **slot)
+{
+	exec_slot = slot;
+}
+
+/* The call as a case_exec for the view, or NULL: run it here. */
+static struct case_exec *exec_pending(struct lf_case *c, const char *call_id,
+				      const json_t *args,
+				      const struct exec_spec *spec)
+{
+	struct hostexec *hx = atomic_load(&case_hx);
+	struct case_exec *x;
+	struct lf_why why;
+
+	if (!exec_slot || *exec_slot || !defer_current() || !hx)
+		return NULL;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->c = c;
+	x->hx = hx;
+	x->call_id = strdup(call_id);
+	/* The spec is the policy's: the job holds its own text of it. */
+	if (!x->call_id ||
+	    hostexec_job_new(hx, spec, args, &x->job, &why) != LF_OK) {
+		free(x->call_id);
+		free(x);
+		return NULL;
+	}
+	*exec_slot = x;
+	return x;
+}
+
+void case_exec_drop(struct case_exec *x)
+{
+	if (!x)
+		return;
+	hostexec_job_free(x->job);
+	hostexec_result_clear(&x->res);
+	free(x->call_id);
+	free(x);
+}
+
+/* The executor answered: on the client's thread, hand x to the view. */
+static void exec_landed(void *arg, enum lf_err err, struct hostexec_result *r,
+			const struct lf_why *why)
+{
+	struct case_exec *x = arg;
+
+	x->err = err;
+	x->why = *why;
+	x->res = *r;
+	r->returned = NULL;
+	x->ready(x->arg, x);
+}
+
+void case_exec_start(struct case_exec *x, case_exec_ready_fn ready, void *arg)
+{
+	struct hostexec_job *j = x->job;
+
+	x->ready = ready;
+	x->arg = arg;
+	x->job = NULL;
+	hostexec_job_start(x->hx, j, &x->c->exec_running, exec_landed, x);
+}
+
+enum lf_err case_exec_finish(struct case_exec *x, char **reply,
+			     struct lf_why *why)
+{
+	struct lf_case *c = x->c;
+	enum lf_err e;
+
+	*reply = NULL;
+	case_lock(c);
+	e = exec_settle(c, x->call_id, x->err, &x->res, &x->why, reply, why);
+	if (e == LF_OK) {
+		/* As case_call leaves it: the latest call's reply. */
+		free(c->latest_reply);
+		c->latest_reply = strdup(*reply);
+	} else {
+		free(*reply);
+		*reply = NULL;
+		case_note_error(c, CASE_IN_REQUEST, e, case_why_msg(why));
+	}
+	pthread_mutex_unlock(&c->lock);
+	case_exec_drop(x);
+	return e;
+}
+
+enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
+			   const json_t *args, const struct exec_spec *spec,
+			   char **reply, struct lf_why *why)
+{
+	struct hostexec_result r = {0};
+	struct lf_why hwhy = {{0}};
+	struct call_entry *e;
+	enum lf_err err;
+
+	e = case_find_call(c, call_id);
+	if (!e)
+		return lf_fail(why, LF_NOT_FOUND, "call '%s' vanished",
+			       call_id);
+	e->host_exec = 1;
+	if (exec_pending(c, call_id, args, spec))
+		return lf_fail(why, LF_EXEC_PENDING,
+			       "call '%s' waits for its host executor",
+			       call_id);
+	/* Others' calls, status, close and fail go on meanwhile. */
+	pthread_mutex_unlock(&c->lock);
+	err = hostexec_run(atomic_load(&case_hx), &c->exec_running, spec, args,
+			   &r, &hwhy);
+	case_lock(c);
+	err = exec_settle(c, call_id, err, &r, &hwhy, reply, why);
 	hostexec_result_clear(&r);
 	return err;
 }

@@ -51,6 +51,7 @@ const char *lf_err_name(enum lf_err code)
 		[LF_LEDGER_FULL] = "LF_LEDGER_FULL",
 		[LF_PENDING_FULL] = "LF_PENDING_FULL",
 		[LF_MATCH_HEAP_FULL] = "LF_MATCH_HEAP_FULL",
+		[LF_EXEC_PENDING] = "LF_EXEC_PENDING",
 	};
 
 	if ((unsigned)code >= LF_ERR_COUNT || !names[code])

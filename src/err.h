@@ -37,6 +37,7 @@ enum lf_err {
 	LF_LEDGER_FULL,	  /* a row would pass the case's --max-ledger (EFBIG) */
 	LF_PENDING_FULL,  /* partial lines past --max-pending (ENOBUFS) */
 	LF_MATCH_HEAP_FULL, /* matching's shared heap in use now (ENOBUFS) */
+	LF_EXEC_PENDING,    /* the call waits for its host executor (case.h) */
 	LF_ERR_COUNT
 };
 

@@ -3,8 +3,8 @@
  * hostexec.h - host executors (ledgerfs(8) HOST EXECUTORS): the daemon
  * forks one helper before it drops privileges and before it serves; the
  * helper alone spawns executors and answers over a socketpair.  FUSE
- * threads never fork: they send a request and wait for its answer, as
- * they wait for a flush.
+ * threads never fork; a target's call goes on when its executor's answer
+ * comes (hostexec_job_start), and only a caller of hostexec_run waits.
  *
  * The socketpair carries frames: a 4-byte big-endian length, then that
  * many bytes of one JSON object (HOSTEXEC_FRAME_MAX at most).  The
@@ -60,6 +60,26 @@ void hostexec_client_free(struct hostexec *hx);
 enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
 			 const struct exec_spec *spec, const json_t *args,
 			 struct hostexec_result *res, struct lf_why *why);
+
+/*
+ * A call that waits for no one: a job is made (the spec serialised now,
+ * so it may go), then started: it waits in line for a slot, runs, and
+ * done(arg, err, res, why) runs once on the client's own thread, which
+ * may take a case's lock.  err is LF_OK with *res (its returned value may
+ * be taken: set it NULL), LF_CLOSED when the daemon stops, LF_IO when
+ * the helper is gone.  A job never started is freed by hostexec_job_free.
+ */
+struct hostexec_job;
+typedef void (*hostexec_done_fn)(void *arg, enum lf_err err,
+				 struct hostexec_result *res,
+				 const struct lf_why *why);
+enum lf_err hostexec_job_new(struct hostexec *hx, const struct exec_spec *spec,
+			     const json_t *args, struct hostexec_job **out,
+			     struct lf_why *why);
+void hostexec_job_start(struct hostexec *hx, struct hostexec_job *j,
+			unsigned *case_running, hostexec_done_fn done,
+			void *arg);
+void hostexec_job_free(struct hostexec_job *j);
 
 /*
  * The daemon stops: every call waiting for an executor, or for a slot,

@@ -1,53 +1,125 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hostexec_client.c - the daemon's side of the executor helper
- * (hostexec.h): a call thread sends its request and sleeps until the
- * reader thread hands it the answer, so no FUSE thread forks, and a slow
- * executor holds only its own caller.  Slots bound how many run at once,
- * per case and in all (ledgerfs(8) HOST EXECUTORS).
+ * (hostexec.h).  A call becomes a job: started, it waits in line for a
+ * slot (per case and in all, ledgerfs(8) HOST EXECUTORS), is sent, and
+ * its answer is handed to its callback.  Two threads of the client's own
+ * do the work: the reader takes the helper's answers off the socket, and
+ * the dispatcher sends jobs as slots free and runs every callback, so no
+ * FUSE thread forks, sends or waits for an executor, and a callback may
+ * take a case's lock (never the thread that led a flush, which must not).
  */
 #include "hostexec.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct waiter {
+struct hostexec_job {
 	uint64_t id;
-	bool done;
+	char *frame; /* the request's frame body */
+	size_t len;
+	bool slotted;		/* takes a slot (a run; not unmount) */
+	unsigned *case_running; /* the case's counter, under hx->lock */
+	hostexec_done_fn done;
+	void *arg;
+	enum lf_err err;
+	struct lf_why why;
 	struct hostexec_result res;
-	struct waiter *next;
+	struct hostexec_job *next;
+};
+
+/* A list kept in order: first out is the oldest in. */
+struct job_list {
+	struct hostexec_job *head, **tail;
 };
 
 struct hostexec {
 	int sock;
-	pthread_t reader;
-	bool reader_started;
+	pthread_t reader, dispatcher;
+	bool reader_started, dispatcher_started;
 	pthread_mutex_t lock; /* everything below, and the cases' counters */
-	pthread_cond_t cond;
-	pthread_mutex_t send_lock; /* one frame at a time on the socket */
-	uint64_t next_id;
+	pthread_cond_t cond;  /* the dispatcher's: work, or the end */
+	atomic_ullong next_id;
 	unsigned running;
 	bool dead;     /* the helper is gone */
-	bool stopping; /* the daemon stops: no call waits for a result */
-	struct waiter *waiting;
+	bool stopping; /* the daemon stops: no job waits for an answer */
+	bool quit;     /* the dispatcher ends once nothing is left to tell */
+	struct job_list queued;	  /* started, waiting for a slot */
+	struct job_list sent;	  /* at the helper */
+	struct job_list answered; /* callbacks to run */
 };
 
-/* Hand one answer to its waiter (under lock). */
+static void list_init(struct job_list *l)
+{
+	l->head = NULL;
+	l->tail = &l->head;
+}
+
+static void list_push(struct job_list *l, struct hostexec_job *j)
+{
+	j->next = NULL;
+	*l->tail = j;
+	l->tail = &j->next;
+}
+
+/* Take j, found through *pp, off l. */
+static void list_cut(struct job_list *l, struct hostexec_job **pp)
+{
+	struct hostexec_job *j = *pp;
+
+	*pp = j->next;
+	if (l->tail == &j->next)
+		l->tail = pp;
+	j->next = NULL;
+}
+
+/* A job is over (under lock): give its slot back, queue its callback. */
+static void job_over(struct hostexec *hx, struct hostexec_job *j, bool slot)
+{
+	if (slot && j->slotted) {
+		hx->running--;
+		(*j->case_running)--;
+	}
+	list_push(&hx->answered, j);
+	pthread_cond_signal(&hx->cond);
+}
+
+/* End every job, queued and sent, with err (under lock). */
+static void jobs_end_all(struct hostexec *hx, enum lf_err err, const char *msg)
+{
+	struct hostexec_job *j;
+
+	while ((j = hx->queued.head)) {
+		list_cut(&hx->queued, &hx->queued.head);
+		j->err = lf_fail(&j->why, err, "%s", msg);
+		job_over(hx, j, false);
+	}
+	while ((j = hx->sent.head)) {
+		list_cut(&hx->sent, &hx->sent.head);
+		j->err = lf_fail(&j->why, err, "%s", msg);
+		job_over(hx, j, true);
+	}
+}
+
+/* Hand one answer to its job (under lock); unknown ids are dropped. */
 static void client_deliver(struct hostexec *hx, uint64_t id,
 			   struct hostexec_result *r)
 {
-	struct waiter *w;
+	struct hostexec_job **pp;
 
-	for (w = hx->waiting; w; w = w->next) {
-		if (w->id == id && !w->done) {
-			w->res = *r;
-			w->done = true;
+	for (pp = &hx->sent.head; *pp; pp = &(*pp)->next) {
+		if ((*pp)->id == id) {
+			struct hostexec_job *j = *pp;
+
+			list_cut(&hx->sent, pp);
+			j->res = *r;
 			r->returned = NULL;
-			pthread_cond_broadcast(&hx->cond);
+			job_over(hx, j, true);
 			return;
 		}
 	}
@@ -91,7 +163,96 @@ static void *client_reader(void *arg)
 	hostexec_reader_free(&rd);
 	pthread_mutex_lock(&hx->lock);
 	hx->dead = true;
-	pthread_cond_broadcast(&hx->cond);
+	jobs_end_all(hx, LF_IO, "the executor helper is gone");
+	pthread_mutex_unlock(&hx->lock);
+	return NULL;
+}
+
+/* The oldest queued job a slot is free for, taken off the line. */
+static struct hostexec_job *job_next_ready(struct hostexec *hx)
+{
+	struct hostexec_job **pp, *j;
+
+	for (pp = &hx->queued.head; (j = *pp); pp = &j->next) {
+		if (j->slotted &&
+		    (hx->stopping || hx->running >= HOSTEXEC_MAX_TOTAL ||
+		     *j->case_running >= HOSTEXEC_MAX_PER_CASE))
+			continue;
+		list_cut(&hx->queued, pp);
+		if (j->slotted) {
+			hx->running++;
+			(*j->case_running)++;
+		}
+		return j;
+	}
+	return NULL;
+}
+
+/*
+ * Send j (without the lock; the dispatcher alone sends).  On failure it
+ * is over with LF_IO.
+ */
+static void job_send(struct hostexec *hx, struct hostexec_job *j)
+{
+	bool sent;
+
+	pthread_mutex_lock(&hx->lock);
+	list_push(&hx->sent, j);
+	pthread_mutex_unlock(&hx->lock);
+	sent = j->len <= HOSTEXEC_FRAME_MAX &&
+	       hostexec_send_frame(hx->sock, j->frame, j->len) == 0;
+	if (sent)
+		return;
+	pthread_mutex_lock(&hx->lock);
+	/* Still at the helper's side of the books: not ended meanwhile. */
+	for (struct hostexec_job **pp = &hx->sent.head; *pp;
+	     pp = &(*pp)->next) {
+		if (*pp == j) {
+			list_cut(&hx->sent, pp);
+			j->err = lf_fail(
+				&j->why, LF_IO, "%s",
+				j->len > HOSTEXEC_FRAME_MAX
+					? "the call's arguments are too large "
+					  "for the executor helper"
+					: "cannot reach the executor helper");
+			job_over(hx, j, true);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&hx->lock);
+}
+
+/* Run j's callback and free it (without the lock). */
+static void job_tell(struct hostexec_job *j)
+{
+	j->done(j->arg, j->err, &j->res, &j->why);
+	hostexec_result_clear(&j->res);
+	free(j->frame);
+	free(j);
+}
+
+static void *client_dispatcher(void *arg)
+{
+	struct hostexec *hx = arg;
+	struct hostexec_job *j;
+
+	pthread_mutex_lock(&hx->lock);
+	for (;;) {
+		if ((j = hx->answered.head)) {
+			list_cut(&hx->answered, &hx->answered.head);
+			pthread_mutex_unlock(&hx->lock);
+			job_tell(j);
+			pthread_mutex_lock(&hx->lock);
+		} else if (!hx->dead && (j = job_next_ready(hx))) {
+			pthread_mutex_unlock(&hx->lock);
+			job_send(hx, j);
+			pthread_mutex_lock(&hx->lock);
+		} else if (hx->quit) {
+			break;
+		} else {
+			pthread_cond_wait(&hx->cond, &hx->lock);
+		}
+	}
 	pthread_mutex_unlock(&hx->lock);
 	return NULL;
 }
@@ -103,19 +264,22 @@ struct hostexec *hostexec_client_new(int sock)
 	if (!hx)
 		return NULL;
 	hx->sock = sock;
-	hx->next_id = 1;
+	atomic_init(&hx->next_id, 1);
+	list_init(&hx->queued);
+	list_init(&hx->sent);
+	list_init(&hx->answered);
 	pthread_mutex_init(&hx->lock, NULL);
-	pthread_mutex_init(&hx->send_lock, NULL);
 	pthread_cond_init(&hx->cond, NULL);
-	if (pthread_create(&hx->reader, NULL, client_reader, hx) != 0) {
-		pthread_mutex_destroy(&hx->lock);
-		pthread_mutex_destroy(&hx->send_lock);
-		pthread_cond_destroy(&hx->cond);
-		free(hx);
-		return NULL;
-	}
+	if (pthread_create(&hx->dispatcher, NULL, client_dispatcher, hx) != 0)
+		goto fail;
+	hx->dispatcher_started = true;
+	if (pthread_create(&hx->reader, NULL, client_reader, hx) != 0)
+		goto fail;
 	hx->reader_started = true;
 	return hx;
+fail:
+	hostexec_client_free(hx);
+	return NULL;
 }
 
 void hostexec_client_free(struct hostexec *hx)
@@ -126,104 +290,150 @@ void hostexec_client_free(struct hostexec *hx)
 	shutdown(hx->sock, SHUT_RDWR);
 	if (hx->reader_started)
 		pthread_join(hx->reader, NULL);
+	/* Every job is over now: the dispatcher tells them all, then ends. */
+	pthread_mutex_lock(&hx->lock);
+	hx->dead = true;
+	jobs_end_all(hx, LF_IO, "the executor helper is gone");
+	hx->quit = true;
+	pthread_cond_signal(&hx->cond);
+	pthread_mutex_unlock(&hx->lock);
+	if (hx->dispatcher_started)
+		pthread_join(hx->dispatcher, NULL);
 	close(hx->sock);
 	pthread_mutex_destroy(&hx->lock);
-	pthread_mutex_destroy(&hx->send_lock);
 	pthread_cond_destroy(&hx->cond);
 	free(hx);
 }
 
-/*
- * Send rq and wait for its answer into res.  LF_IO with why when the
- * helper is gone or the frame cannot be sent.
- */
-static enum lf_err client_roundtrip(struct hostexec *hx,
-				    struct hostexec_request *rq,
-				    struct hostexec_result *res,
-				    struct lf_why *why)
+/* A job of request rq (its id set here), or NULL: no memory. */
+static struct hostexec_job *job_new(struct hostexec *hx,
+				    struct hostexec_request *rq)
 {
-	struct waiter w = {0}, **pp;
-	enum lf_err e = LF_OK;
-	size_t len = 0;
-	char *text;
-	int sent;
+	struct hostexec_job *j = calloc(1, sizeof(*j));
 
-	pthread_mutex_lock(&hx->lock);
-	rq->id = w.id = hx->next_id++;
-	w.next = hx->waiting;
-	hx->waiting = &w;
-	pthread_mutex_unlock(&hx->lock);
-	text = hostexec_request_text(rq, &len);
-	pthread_mutex_lock(&hx->send_lock);
-	sent = text ? hostexec_send_frame(hx->sock, text, len) : -1;
-	pthread_mutex_unlock(&hx->send_lock);
-	free(text);
-	pthread_mutex_lock(&hx->lock);
-	if (sent < 0)
-		e = lf_fail(why, LF_IO,
-			    len > HOSTEXEC_FRAME_MAX
-				    ? "the call's arguments are too large for "
-				      "the executor helper"
-				    : "cannot reach the executor helper");
-	while (e == LF_OK && !w.done && !hx->dead &&
-	       !(hx->stopping && rq->op == HOSTEXEC_RUN))
-		pthread_cond_wait(&hx->cond, &hx->lock);
-	if (e == LF_OK && !w.done && !hx->dead)
-		e = lf_fail(why, LF_CLOSED, "the daemon is stopping");
-	else if (e == LF_OK && !w.done)
-		e = lf_fail(why, LF_IO, "the executor helper is gone");
-	for (pp = &hx->waiting; *pp; pp = &(*pp)->next) {
-		if (*pp == &w) {
-			*pp = w.next;
-			break;
-		}
+	if (!j)
+		return NULL;
+	j->id = rq->id = atomic_fetch_add(&hx->next_id, 1);
+	j->slotted = rq->op == HOSTEXEC_RUN;
+	j->frame = hostexec_request_text(rq, &j->len);
+	if (!j->frame) {
+		free(j);
+		return NULL;
 	}
-	pthread_mutex_unlock(&hx->lock);
-	if (e == LF_OK)
-		*res = w.res;
-	else
-		hostexec_result_clear(&w.res);
-	return e;
+	return j;
 }
 
-enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
-			 const struct exec_spec *spec, const json_t *args,
-			 struct hostexec_result *res, struct lf_why *why)
+enum lf_err hostexec_job_new(struct hostexec *hx, const struct exec_spec *spec,
+			     const json_t *args, struct hostexec_job **out,
+			     struct lf_why *why)
 {
 	struct hostexec_request rq = {0};
-	enum lf_err e;
 
-	memset(res, 0, sizeof(*res));
+	*out = NULL;
 	if (!hx)
 		return lf_fail(why, LF_IO,
 			       "this process has no executor helper");
 	rq.op = HOSTEXEC_RUN;
 	rq.spec = (struct exec_spec *)spec; /* borrowed: not cleared */
 	rq.stdin_text = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!rq.stdin_text)
-		return lf_fail(why, LF_NOMEM, "out of memory");
-	rq.stdin_len = strlen(rq.stdin_text);
-	pthread_mutex_lock(&hx->lock);
-	while (!hx->dead && !hx->stopping &&
-	       (hx->running >= HOSTEXEC_MAX_TOTAL ||
-		*case_running >= HOSTEXEC_MAX_PER_CASE))
-		pthread_cond_wait(&hx->cond, &hx->lock);
-	if (hx->stopping) {
-		pthread_mutex_unlock(&hx->lock);
-		free(rq.stdin_text);
-		return lf_fail(why, LF_CLOSED, "the daemon is stopping");
+	if (rq.stdin_text) {
+		rq.stdin_len = strlen(rq.stdin_text);
+		*out = job_new(hx, &rq);
 	}
-	hx->running++;
-	(*case_running)++;
-	pthread_mutex_unlock(&hx->lock);
-	e = client_roundtrip(hx, &rq, res, why);
-	pthread_mutex_lock(&hx->lock);
-	hx->running--;
-	(*case_running)--;
-	pthread_cond_broadcast(&hx->cond);
-	pthread_mutex_unlock(&hx->lock);
 	free(rq.stdin_text);
-	return e;
+	return *out ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
+}
+
+void hostexec_job_free(struct hostexec_job *j)
+{
+	if (!j)
+		return;
+	free(j->frame);
+	free(j);
+}
+
+void hostexec_job_start(struct hostexec *hx, struct hostexec_job *j,
+			unsigned *case_running, hostexec_done_fn done,
+			void *arg)
+{
+	j->case_running = case_running;
+	j->done = done;
+	j->arg = arg;
+	pthread_mutex_lock(&hx->lock);
+	if (hx->stopping && j->slotted) {
+		j->err = lf_fail(&j->why, LF_CLOSED, "the daemon is stopping");
+		job_over(hx, j, false);
+	} else if (hx->dead) {
+		j->err = lf_fail(&j->why, LF_IO, "the executor helper is gone");
+		job_over(hx, j, false);
+	} else {
+		list_push(&hx->queued, j);
+		pthread_cond_signal(&hx->cond);
+	}
+	pthread_mutex_unlock(&hx->lock);
+}
+
+/* A caller that waits for its job's answer (hostexec_run, unmount). */
+struct sync_wait {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+	enum lf_err err;
+	struct lf_why why;
+	struct hostexec_result res;
+};
+
+static void sync_done(void *arg, enum lf_err err, struct hostexec_result *res,
+		      const struct lf_why *why)
+{
+	struct sync_wait *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	s->err = err;
+	s->why = *why;
+	s->res = *res;
+	res->returned = NULL;
+	s->done = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Start j and wait for it: its error, and its result in *res. */
+static enum lf_err job_wait(struct hostexec *hx, struct hostexec_job *j,
+			    unsigned *case_running, struct hostexec_result *res,
+			    struct lf_why *why)
+{
+	struct sync_wait s = {.err = LF_OK};
+
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.cond, NULL);
+	hostexec_job_start(hx, j, case_running, sync_done, &s);
+	pthread_mutex_lock(&s.lock);
+	while (!s.done)
+		pthread_cond_wait(&s.cond, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	pthread_cond_destroy(&s.cond);
+	pthread_mutex_destroy(&s.lock);
+	if (s.err != LF_OK) {
+		hostexec_result_clear(&s.res);
+		if (why)
+			*why = s.why;
+		return s.err;
+	}
+	*res = s.res;
+	return LF_OK;
+}
+
+enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
+			 const struct exec_spec *spec, const json_t *args,
+			 struct hostexec_result *res, struct lf_why *why)
+{
+	struct hostexec_job *j;
+	enum lf_err e;
+
+	memset(res, 0, sizeof(*res));
+	e = hostexec_job_new(hx, spec, args, &j, why);
+	return e != LF_OK ? e : job_wait(hx, j, case_running, res, why);
 }
 
 void hostexec_client_stop(struct hostexec *hx)
@@ -232,7 +442,7 @@ void hostexec_client_stop(struct hostexec *hx)
 		return;
 	pthread_mutex_lock(&hx->lock);
 	hx->stopping = true;
-	pthread_cond_broadcast(&hx->cond);
+	jobs_end_all(hx, LF_CLOSED, "the daemon is stopping");
 	pthread_mutex_unlock(&hx->lock);
 }
 
@@ -240,13 +450,18 @@ enum lf_err hostexec_unmount(struct hostexec *hx, struct lf_why *why)
 {
 	struct hostexec_request rq = {0};
 	struct hostexec_result res;
+	struct hostexec_job *j;
 	enum lf_err e;
 
 	if (!hx)
 		return lf_fail(why, LF_IO,
 			       "this process has no executor helper");
 	rq.op = HOSTEXEC_UNMOUNT;
-	e = client_roundtrip(hx, &rq, &res, why);
+	j = job_new(hx, &rq);
+	if (!j)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	/* Not a run: no slot, and sent even while the daemon stops. */
+	e = job_wait(hx, j, NULL, &res, why);
 	if (e != LF_OK)
 		return e;
 	if (res.is_error)

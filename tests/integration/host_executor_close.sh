@@ -12,14 +12,6 @@ lf_setup
 lf_start
 
 lf_gate_executor
-released() { [ -e "$run/release" ]; }
-
-# wait_done PID: until PID ends or the release (the watchdog's, at 30 s).
-wait_done() {
-	while kill -0 "$1" 2>/dev/null && ! released; do
-		sleep 0.05
-	done
-}
 
 lf_open_reg E "$LF_POLICY_DEFAULT"
 
@@ -36,25 +28,25 @@ held_close() {
 	lf_wait_gates 1
 	(echo "$2" >"$(lf_cdir "$1")/ctl") &
 	closer=$!
-	wait_done "$closer"
+	lf_wait_done "$closer"
 	rule_begin "${2}_during_a_host_executor_returns_before_it_ends"
-	released && rule_fail "$2 waited for the executor"
+	lf_released && rule_fail "$2 waited for the executor"
 	rule_end
 	(lf_call E "e$1" anything >"$work/e$1.reply") &
 	other=$!
-	wait_done "$other"
+	lf_wait_done "$other"
 	rule_begin "${2}_during_a_host_executor_holds_no_other_case"
-	released && rule_fail "another case's call waited for the executor"
+	lf_released && rule_fail "another case's call waited for the executor"
 	rule_has "other case's reply" "$(cat "$work/e$1.reply")" '"mode":"block"'
 	(lf_status E >"$work/e$1.status") &
 	other=$!
-	wait_done "$other"
-	released && rule_fail "another case's status waited for the executor"
+	lf_wait_done "$other"
+	lf_released && rule_fail "another case's status waited for the executor"
 	rule_has "other case's status" "$(cat "$work/e$1.status")" '"state": "registered"'
 	(mkdir "$mnt/cases/N$1") &
 	other=$!
-	wait_done "$other"
-	released && rule_fail "a new case waited for the executor"
+	lf_wait_done "$other"
+	lf_released && rule_fail "a new case waited for the executor"
 	[ -d "$mnt/cases/N$1" ] || rule_fail "no new case N$1"
 	rule_end
 	touch "$run/release"

@@ -17,21 +17,10 @@ while [ $i -le 17 ]; do
 	lf_open_reg "G$i" "$GATE_POLICY" ""
 	i=$((i + 1))
 done
-# start_gates PREFIX: each case calls gate (ids PREFIX1..PREFIX17, replies
-# in $work/reply.N) in the background, until 16 have started.  A watchdog
-# releases them all after 30 s, so a daemon that starts more than 16 or
-# never frees a slot fails the rules instead of hanging.
+# start_gates PREFIX: each case calls gate, until 16 have started.
 start_gates() {
-	(sleep 30; touch "$run/release") &
-	lf_bg_pids="$lf_bg_pids $!"
-	pids=
-	i=1
-	while [ $i -le 17 ]; do
-		(lf_call "G$i" "$1$i" gate >"$work/reply.$i" 2>&1) &
-		pids="$pids $!"
-		i=$((i + 1))
-	done
-	lf_bg_pids="$lf_bg_pids $pids"
+	lf_gate_calls "$1" 17
+	pids=$gate_pids
 	lf_wait_gates 16
 }
 start_gates g

@@ -287,6 +287,29 @@ default: {mode: block}
 "
 }
 lf_gate_started() { ls "$run" | grep -c '^started\.'; }
+# lf_gate_calls PREFIX N: cases G1..GN each call gate in the background
+# (ids PREFIX1..PREFIXN, replies in $work/reply.I, their pids in
+# $gate_pids), with a watchdog that releases them after 30 s, so that a
+# daemon that holds a call fails the rules instead of hanging.
+lf_gate_calls() {
+	(sleep 30; touch "$run/release") &
+	lf_bg_pids="$lf_bg_pids $!"
+	gate_pids=
+	_i=1
+	while [ $_i -le "$2" ]; do
+		(lf_call "G$_i" "$1$_i" gate >"$work/reply.$_i" 2>&1) &
+		gate_pids="$gate_pids $!"
+		_i=$((_i + 1))
+	done
+	lf_bg_pids="$lf_bg_pids $gate_pids"
+}
+lf_released() { [ -e "$run/release" ]; }
+# lf_wait_done PID: until PID ends or the gates are released.
+lf_wait_done() {
+	while kill -0 "$1" 2>/dev/null && ! lf_released; do
+		sleep 0.05
+	done
+}
 # lf_wait_gates N: until N gate executors have started (at most 20 s).
 lf_wait_gates() {
 	_n=0

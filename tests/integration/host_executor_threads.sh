@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# host_executor_threads.sh - a call on a host executor, running or waiting
+# for a slot, holds none of the daemon's worker threads (ledgerfs(8) HOST
+# EXECUTORS): with -o max_threads=12, 17 cases each call a tool whose
+# executor waits for a release file (16 run, one waits for a slot), and
+# another case's call, its status and a new case are still served before
+# any executor ends.  Ordering, not timing: each is checked while the
+# executors still wait; a watchdog releases them after 30 s.
+. "$(dirname "$0")/lib.sh"
+lf_setup
+lf_start -o max_threads=12
+
+lf_gate_executor
+
+lf_open_reg E "$LF_POLICY_DEFAULT"
+i=1
+while [ $i -le 17 ]; do
+	lf_open_reg "G$i" "$GATE_POLICY" ""
+	i=$((i + 1))
+done
+lf_gate_calls g 17
+lf_wait_gates 16
+
+rule_begin seventeen_executor_calls_are_taken_with_twelve_worker_threads
+rule_eq "executors started" 16 "$(lf_gate_started)"
+lf_released && rule_fail "the executors were released before they started"
+rule_end
+
+rule_begin executor_calls_hold_no_worker_thread
+(lf_call E e1 anything >"$work/e1.reply") &
+other=$!
+lf_wait_done "$other"
+lf_released && rule_fail "another case's call waited for the executors"
+rule_has "other case's reply" "$(cat "$work/e1.reply")" '"mode":"block"'
+(lf_status E >"$work/e.status") &
+other=$!
+lf_wait_done "$other"
+lf_released && rule_fail "another case's status waited for the executors"
+rule_has "other case's status" "$(cat "$work/e.status")" '"state": "registered"'
+(mkdir "$mnt/cases/N") &
+other=$!
+lf_wait_done "$other"
+lf_released && rule_fail "a new case waited for the executors"
+[ -d "$mnt/cases/N" ] || rule_fail "no new case N"
+rule_end
+
+touch "$run/release"
+for p in $gate_pids; do
+	wait "$p"
+done
+lf_bg_pids=
+rule_begin every_waiting_executor_call_gets_its_result
+rule_eq "started in all" 17 "$(lf_gate_started)"
+i=1
+while [ $i -le 17 ]; do
+	rule_has "G$i" "$(cat "$work/reply.$i")" '"returned":{"released":true}'
+	rule_has "G$i ledger" "$(cat "$(lf_ledger "G$i")")" '"result_source":"host_executed"'
+	i=$((i + 1))
+done
+rule_end
+
+lf_finish
