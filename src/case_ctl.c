@@ -21,6 +21,7 @@ static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
 				     struct lf_why *why)
 {
 	size_t i;
+	bool host = false;
 
 	*count = 0;
 	for (i = 0; i < c->ncalls && c->n_pending; i++) {
@@ -53,8 +54,12 @@ static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
 		if (err != LF_OK)
 			return err;
 		case_settle_call(c, e, true, off, len);
+		host |= e->host_exec;
 		(*count)++;
 	}
+	/* Their results would not be recorded: their executors end now. */
+	if (host)
+		case_exec_cancel(c);
 	return LF_OK;
 }
 

@@ -210,14 +210,19 @@ static struct case_exec *exec_pending(struct lf_case *c, const char *call_id,
 	x->hx = hx;
 	x->call_id = strdup(call_id);
 	/* The spec is the policy's: the job holds its own text of it. */
-	if (!x->call_id ||
-	    hostexec_job_new(hx, spec, args, &x->job, &why) != LF_OK) {
+	if (!x->call_id || hostexec_job_new(hx, &c->exec_slots, spec, args,
+					    &x->job, &why) != LF_OK) {
 		free(x->call_id);
 		free(x);
 		return NULL;
 	}
 	*exec_slot = x;
 	return x;
+}
+
+void case_exec_cancel(struct lf_case *c)
+{
+	hostexec_cancel(atomic_load(&case_hx), &c->exec_slots);
 }
 
 void case_exec_drop(struct case_exec *x)
@@ -250,7 +255,7 @@ void case_exec_start(struct case_exec *x, case_exec_ready_fn ready, void *arg)
 	x->ready = ready;
 	x->arg = arg;
 	x->job = NULL;
-	hostexec_job_start(x->hx, j, &x->c->exec_running, exec_landed, x);
+	hostexec_job_start(x->hx, j, exec_landed, x);
 }
 
 enum lf_err case_exec_finish(struct case_exec *x, char **reply,
@@ -282,6 +287,8 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 {
 	struct hostexec_result r = {0};
 	struct lf_why hwhy = {{0}};
+	struct hostexec *hx = atomic_load(&case_hx);
+	struct hostexec_job *job;
 	struct call_entry *e;
 	enum lf_err err;
 
@@ -294,10 +301,11 @@ enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 		return lf_fail(why, LF_EXEC_PENDING,
 			       "call '%s' waits for its host executor",
 			       call_id);
+	err = hostexec_job_new(hx, &c->exec_slots, spec, args, &job, &hwhy);
 	/* Others' calls, status, close and fail go on meanwhile. */
 	pthread_mutex_unlock(&c->lock);
-	err = hostexec_run(atomic_load(&case_hx), &c->exec_running, spec, args,
-			   &r, &hwhy);
+	if (err == LF_OK)
+		err = hostexec_job_wait(hx, job, &r, &hwhy);
 	case_lock(c);
 	err = exec_settle(c, call_id, err, &r, &hwhy, reply, why);
 	hostexec_result_clear(&r);

@@ -12,6 +12,7 @@
 
 #include "case.h"
 #include "docshare.h"
+#include "hostexec.h"
 #include "mocks.h"
 #include "policy.h"
 #include "strmap.h"
@@ -60,7 +61,7 @@ struct lf_case {
 	bool ledger_full; /* a call did not fit under max_ledger: block all */
 	_Atomic size_t pending_bytes; /* partial target lines held (view) */
 	_Atomic size_t snap_bytes;    /* its target files' copies held open */
-	unsigned exec_running; /* executors running (hostexec.c's lock) */
+	struct hostexec_slots exec_slots; /* its executors (hostexec.h) */
 	char *latest_reply;
 	enum lf_err error_code;
 	char *error;
@@ -86,6 +87,11 @@ enum lf_err case_load_tools(struct lf_case *c, const char *text,
 /* case_exec.c: the exec: of the rule that passes tool, or NULL. */
 struct exec_spec;
 const struct exec_spec *case_exec_spec(struct lf_case *c, const char *tool);
+/*
+ * case_exec.c: the case's calls on executors were settled (lock held):
+ * end their executors, running or not yet started.
+ */
+void case_exec_cancel(struct lf_case *c);
 /* case_exec.c: run a recorded passed call on the host (lock held). */
 enum lf_err case_exec_call(struct lf_case *c, const char *call_id,
 			   const json_t *args, const struct exec_spec *spec,

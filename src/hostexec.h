@@ -51,35 +51,53 @@ struct hostexec *hostexec_client_new(int sock);
 void hostexec_client_free(struct hostexec *hx);
 
 /*
- * Run spec with args (its stdin, as JSON text) and wait for the result.
- * At most HOSTEXEC_MAX_PER_CASE run at once per *case_running (the
- * case's counter, guarded here) and HOSTEXEC_MAX_TOTAL in all; a call
- * past either waits for a slot.  A failure of the executor is a result
- * (LF_OK, res->is_error); LF_IO only when the helper is gone.
+ * One case's executors, kept by the case and guarded by the client: at
+ * most HOSTEXEC_MAX_PER_CASE of them run at once (and HOSTEXEC_MAX_TOTAL
+ * in all), and a cancel ends them all (hostexec_cancel).
  */
-enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
-			 const struct exec_spec *spec, const json_t *args,
-			 struct hostexec_result *res, struct lf_why *why);
+struct hostexec_slots {
+	unsigned running;
+	unsigned cancels; /* a job made before a cancel never starts */
+};
 
 /*
- * A call that waits for no one: a job is made (the spec serialised now,
- * so it may go), then started: it waits in line for a slot, runs, and
- * done(arg, err, res, why) runs once on the client's own thread, which
- * may take a case's lock.  err is LF_OK with *res (its returned value may
- * be taken: set it NULL), LF_CLOSED when the daemon stops, LF_IO when
- * the helper is gone.  A job never started is freed by hostexec_job_free.
+ * A call's job: made while the case's calls cannot change (its lock
+ * held: the spec is serialised now, the case's cancels noted), then
+ * started: it waits in line for a slot, runs, and done(arg, err, res,
+ * why) runs once on the client's own thread, which may take a case's
+ * lock.  err is LF_OK with *res (its returned value may be taken: set it
+ * NULL; a failure of the executor is a result, res->is_error), LF_CLOSED
+ * when the daemon stops, LF_IO when the helper is gone or the job was
+ * cancelled before it ran.  A job never started is freed by
+ * hostexec_job_free.
  */
 struct hostexec_job;
 typedef void (*hostexec_done_fn)(void *arg, enum lf_err err,
 				 struct hostexec_result *res,
 				 const struct lf_why *why);
-enum lf_err hostexec_job_new(struct hostexec *hx, const struct exec_spec *spec,
-			     const json_t *args, struct hostexec_job **out,
-			     struct lf_why *why);
+enum lf_err hostexec_job_new(struct hostexec *hx, struct hostexec_slots *slots,
+			     const struct exec_spec *spec, const json_t *args,
+			     struct hostexec_job **out, struct lf_why *why);
 void hostexec_job_start(struct hostexec *hx, struct hostexec_job *j,
-			unsigned *case_running, hostexec_done_fn done,
-			void *arg);
+			hostexec_done_fn done, void *arg);
 void hostexec_job_free(struct hostexec_job *j);
+
+/* Start j and wait for its end: done's err, and on LF_OK its *res. */
+enum lf_err hostexec_job_wait(struct hostexec *hx, struct hostexec_job *j,
+			      struct hostexec_result *res, struct lf_why *why);
+
+/* hostexec_job_new, then hostexec_job_wait. */
+enum lf_err hostexec_run(struct hostexec *hx, struct hostexec_slots *slots,
+			 const struct exec_spec *spec, const json_t *args,
+			 struct hostexec_result *res, struct lf_why *why);
+
+/*
+ * The case's calls on executors are settled (a turn, a close, a fail;
+ * its lock held): every job of slots made so far ends.  One waiting for
+ * a slot, or not started yet, never runs (LF_IO); a running one's
+ * process group is killed and its result is the error "cancelled".
+ */
+void hostexec_cancel(struct hostexec *hx, struct hostexec_slots *slots);
 
 /*
  * The daemon stops: every call waiting for an executor, or for a slot,
@@ -105,7 +123,11 @@ int hostexec_helper_main(int sock, const struct hostexec_helper_conf *conf);
 
 /* --- the wire (hostexec_wire.c), shared by both ends --- */
 
-enum hostexec_op { HOSTEXEC_RUN, HOSTEXEC_UNMOUNT };
+/*
+ * cancel: end the run whose id it carries (its process group killed, its
+ * result the error "cancelled"), or nothing if none runs; no answer.
+ */
+enum hostexec_op { HOSTEXEC_RUN, HOSTEXEC_UNMOUNT, HOSTEXEC_CANCEL };
 
 struct hostexec_request {
 	enum hostexec_op op;
@@ -117,8 +139,9 @@ struct hostexec_request {
 
 /*
  * Parse one frame's body (len bytes, not NUL-terminated) from the daemon.
- * Strict: a JSON object with op and id, and for run a spec as the policy
- * parser reads it and stdin text; anything else LF_EINVAL_JSON.
+ * Strict: a JSON object with op (run, unmount, cancel) and id, and for
+ * run a spec as the policy parser reads it and stdin text; anything else
+ * LF_EINVAL_JSON.
  */
 enum lf_err hostexec_parse_request(const char *buf, size_t len,
 				   struct hostexec_request *rq,

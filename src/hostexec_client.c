@@ -23,8 +23,10 @@ struct hostexec_job {
 	uint64_t id;
 	char *frame; /* the request's frame body */
 	size_t len;
-	bool slotted;		/* takes a slot (a run; not unmount) */
-	unsigned *case_running; /* the case's counter, under hx->lock */
+	bool slotted;	   /* takes a slot (a run) */
+	bool told_nothing; /* no answer comes (a cancel): freed sent */
+	struct hostexec_slots *slots; /* the case's, under hx->lock */
+	unsigned cancels;	      /* slots->cancels when made */
 	hostexec_done_fn done;
 	void *arg;
 	enum lf_err err;
@@ -83,7 +85,7 @@ static void job_over(struct hostexec *hx, struct hostexec_job *j, bool slot)
 {
 	if (slot && j->slotted) {
 		hx->running--;
-		(*j->case_running)--;
+		j->slots->running--;
 	}
 	list_push(&hx->answered, j);
 	pthread_cond_signal(&hx->cond);
@@ -176,12 +178,12 @@ static struct hostexec_job *job_next_ready(struct hostexec *hx)
 	for (pp = &hx->queued.head; (j = *pp); pp = &j->next) {
 		if (j->slotted &&
 		    (hx->stopping || hx->running >= HOSTEXEC_MAX_TOTAL ||
-		     *j->case_running >= HOSTEXEC_MAX_PER_CASE))
+		     j->slots->running >= HOSTEXEC_MAX_PER_CASE))
 			continue;
 		list_cut(&hx->queued, pp);
 		if (j->slotted) {
 			hx->running++;
-			(*j->case_running)++;
+			j->slots->running++;
 		}
 		return j;
 	}
@@ -196,6 +198,11 @@ static void job_send(struct hostexec *hx, struct hostexec_job *j)
 {
 	bool sent;
 
+	if (j->told_nothing) {
+		(void)hostexec_send_frame(hx->sock, j->frame, j->len);
+		hostexec_job_free(j);
+		return;
+	}
 	pthread_mutex_lock(&hx->lock);
 	list_push(&hx->sent, j);
 	pthread_mutex_unlock(&hx->lock);
@@ -225,7 +232,8 @@ static void job_send(struct hostexec *hx, struct hostexec_job *j)
 /* Run j's callback and free it (without the lock). */
 static void job_tell(struct hostexec_job *j)
 {
-	j->done(j->arg, j->err, &j->res, &j->why);
+	if (j->done) /* a cancel has no one to tell */
+		j->done(j->arg, j->err, &j->res, &j->why);
 	hostexec_result_clear(&j->res);
 	free(j->frame);
 	free(j);
@@ -323,9 +331,9 @@ static struct hostexec_job *job_new(struct hostexec *hx,
 	return j;
 }
 
-enum lf_err hostexec_job_new(struct hostexec *hx, const struct exec_spec *spec,
-			     const json_t *args, struct hostexec_job **out,
-			     struct lf_why *why)
+enum lf_err hostexec_job_new(struct hostexec *hx, struct hostexec_slots *slots,
+			     const struct exec_spec *spec, const json_t *args,
+			     struct hostexec_job **out, struct lf_why *why)
 {
 	struct hostexec_request rq = {0};
 
@@ -340,6 +348,11 @@ enum lf_err hostexec_job_new(struct hostexec *hx, const struct exec_spec *spec,
 		rq.stdin_len = strlen(rq.stdin_text);
 		*out = job_new(hx, &rq);
 	}
+	if (*out) {
+		(*out)->slots = slots;
+		/* The caller holds the case's lock, as every cancel does. */
+		(*out)->cancels = slots->cancels;
+	}
 	free(rq.stdin_text);
 	return *out ? LF_OK : lf_fail(why, LF_NOMEM, "out of memory");
 }
@@ -353,14 +366,17 @@ void hostexec_job_free(struct hostexec_job *j)
 }
 
 void hostexec_job_start(struct hostexec *hx, struct hostexec_job *j,
-			unsigned *case_running, hostexec_done_fn done,
-			void *arg)
+			hostexec_done_fn done, void *arg)
 {
-	j->case_running = case_running;
 	j->done = done;
 	j->arg = arg;
 	pthread_mutex_lock(&hx->lock);
-	if (hx->stopping && j->slotted) {
+	if (j->slotted && j->cancels != j->slots->cancels) {
+		j->err = lf_fail(&j->why, LF_IO,
+				 "its call was settled before its executor "
+				 "started");
+		job_over(hx, j, false);
+	} else if (hx->stopping && j->slotted) {
 		j->err = lf_fail(&j->why, LF_CLOSED, "the daemon is stopping");
 		job_over(hx, j, false);
 	} else if (hx->dead) {
@@ -398,16 +414,15 @@ static void sync_done(void *arg, enum lf_err err, struct hostexec_result *res,
 	pthread_mutex_unlock(&s->lock);
 }
 
-/* Start j and wait for it: its error, and its result in *res. */
-static enum lf_err job_wait(struct hostexec *hx, struct hostexec_job *j,
-			    unsigned *case_running, struct hostexec_result *res,
-			    struct lf_why *why)
+enum lf_err hostexec_job_wait(struct hostexec *hx, struct hostexec_job *j,
+			      struct hostexec_result *res, struct lf_why *why)
 {
 	struct sync_wait s = {.err = LF_OK};
 
+	memset(res, 0, sizeof(*res));
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.cond, NULL);
-	hostexec_job_start(hx, j, case_running, sync_done, &s);
+	hostexec_job_start(hx, j, sync_done, &s);
 	pthread_mutex_lock(&s.lock);
 	while (!s.done)
 		pthread_cond_wait(&s.cond, &s.lock);
@@ -424,7 +439,7 @@ static enum lf_err job_wait(struct hostexec *hx, struct hostexec_job *j,
 	return LF_OK;
 }
 
-enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
+enum lf_err hostexec_run(struct hostexec *hx, struct hostexec_slots *slots,
 			 const struct exec_spec *spec, const json_t *args,
 			 struct hostexec_result *res, struct lf_why *why)
 {
@@ -432,8 +447,48 @@ enum lf_err hostexec_run(struct hostexec *hx, unsigned *case_running,
 	enum lf_err e;
 
 	memset(res, 0, sizeof(*res));
-	e = hostexec_job_new(hx, spec, args, &j, why);
-	return e != LF_OK ? e : job_wait(hx, j, case_running, res, why);
+	e = hostexec_job_new(hx, slots, spec, args, &j, why);
+	return e != LF_OK ? e : hostexec_job_wait(hx, j, res, why);
+}
+
+void hostexec_cancel(struct hostexec *hx, struct hostexec_slots *slots)
+{
+	struct hostexec_request rq = {.op = HOSTEXEC_CANCEL};
+	struct hostexec_job **pp, *j, *c;
+
+	if (!hx)
+		return;
+	pthread_mutex_lock(&hx->lock);
+	slots->cancels++;
+	for (pp = &hx->queued.head; (j = *pp);) {
+		if (!j->slotted || j->slots != slots) {
+			pp = &j->next;
+			continue;
+		}
+		list_cut(&hx->queued, pp);
+		j->err = lf_fail(&j->why, LF_IO,
+				 "its call was settled before its executor "
+				 "started");
+		job_over(hx, j, false);
+	}
+	/* Those at the helper: a cancel each, sent in turn by the dispatcher. */
+	for (j = hx->sent.head; j; j = j->next) {
+		if (!j->slotted || j->slots != slots)
+			continue;
+		rq.id = j->id;
+		c = calloc(1, sizeof(*c));
+		if (c)
+			c->frame = hostexec_request_text(&rq, &c->len);
+		if (!c || !c->frame) {
+			free(c);
+			continue; /* no memory: it runs to its end */
+		}
+		c->id = j->id;
+		c->told_nothing = true;
+		list_push(&hx->queued, c);
+	}
+	pthread_cond_signal(&hx->cond);
+	pthread_mutex_unlock(&hx->lock);
 }
 
 void hostexec_client_stop(struct hostexec *hx)
@@ -461,7 +516,7 @@ enum lf_err hostexec_unmount(struct hostexec *hx, struct lf_why *why)
 	if (!j)
 		return lf_fail(why, LF_NOMEM, "out of memory");
 	/* Not a run: no slot, and sent even while the daemon stops. */
-	e = job_wait(hx, j, NULL, &res, why);
+	e = hostexec_job_wait(hx, j, &res, why);
 	if (e != LF_OK)
 		return e;
 	if (res.is_error)

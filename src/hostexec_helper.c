@@ -76,6 +76,16 @@ static int helper_request(struct helper *h, const char *body, size_t len)
 		rc = helper_answer(h, rq.id, &res);
 		goto out;
 	}
+	if (rq.op == HOSTEXEC_CANCEL) {
+		/* Its result, "cancelled", is the run's answer. */
+		for (slot = 0; slot < HOSTEXEC_MAX_TOTAL; slot++)
+			if (h->busy[slot] && h->jobs[slot].id == rq.id &&
+			    !h->jobs[slot].exited) {
+				h->jobs[slot].cancelled = true;
+				hx_kill(&h->jobs[slot]);
+			}
+		goto out;
+	}
 	for (slot = 0; slot < HOSTEXEC_MAX_TOTAL && h->busy[slot]; slot++)
 		;
 	if (slot == HOSTEXEC_MAX_TOTAL) {

@@ -18,7 +18,7 @@ struct hx_job {
 	char *out; /* stdout so far, up to max_output + 1 */
 	size_t out_len;
 	uint64_t max_output, timeout_ms, start_ms, deadline_ms;
-	bool exited, timed_out, over_cap;
+	bool exited, timed_out, over_cap, cancelled;
 	int wstatus;
 };
 

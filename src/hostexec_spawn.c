@@ -499,6 +499,13 @@ void hx_finish(struct hx_job *job, struct hostexec_result *res)
 	res->exit_status =
 		WIFEXITED(job->wstatus) ? WEXITSTATUS(job->wstatus) : -1;
 	res->signal = WIFSIGNALED(job->wstatus) ? WTERMSIG(job->wstatus) : 0;
+	if (job->cancelled) {
+		hx_error(
+			res, "cancelled",
+			"its call was settled (the case's turn, close or fail) "
+			"while it ran; its process group was killed");
+		return;
+	}
 	if (job->timed_out) {
 		hx_error(res, "timeout",
 			 "executor passed its timeout of %llu ms; its "

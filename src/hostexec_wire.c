@@ -60,8 +60,8 @@ enum lf_err hostexec_parse_request(const char *buf, size_t len,
 		e = lf_fail(why, LF_EINVAL_JSON, "frame without an id");
 		goto out;
 	}
-	if (op && !strcmp(op, "unmount")) {
-		rq->op = HOSTEXEC_UNMOUNT;
+	if (op && (!strcmp(op, "unmount") || !strcmp(op, "cancel"))) {
+		rq->op = *op == 'u' ? HOSTEXEC_UNMOUNT : HOSTEXEC_CANCEL;
 		e = mocks_check_keys(o, unmount_keys, "frame", why);
 		if (e != LF_OK)
 			e = LF_EINVAL_JSON;
@@ -109,9 +109,10 @@ char *hostexec_request_text(const struct hostexec_request *rq, size_t *len)
 	json_t *o;
 	char *s;
 
-	if (rq->op == HOSTEXEC_UNMOUNT)
-		o = json_pack("{s:s, s:I}", "op", "unmount", "id",
-			      (json_int_t)rq->id);
+	if (rq->op != HOSTEXEC_RUN)
+		o = json_pack("{s:s, s:I}", "op",
+			      rq->op == HOSTEXEC_UNMOUNT ? "unmount" : "cancel",
+			      "id", (json_int_t)rq->id);
 	else
 		o = json_pack("{s:s, s:I, s:o, s:o}", "op", "run", "id",
 			      (json_int_t)rq->id, "spec",

@@ -30,7 +30,7 @@ static void one_frame(const char *body, size_t len)
 		CHECK(memchr(why.msg, '\0', sizeof(why.msg)));
 		return;
 	}
-	CHECK(rq.op == HOSTEXEC_UNMOUNT || (rq.spec && rq.stdin_text));
+	CHECK(rq.op != HOSTEXEC_RUN || (rq.spec && rq.stdin_text));
 	if (rq.op == HOSTEXEC_RUN) {
 		CHECK(rq.spec->argc > 0 && rq.spec->argv[0][0] == '/');
 		CHECK(rq.spec->argv[rq.spec->argc] == NULL);

@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# host_executor_close.sh - a case closed or failed while its host executor
-# runs holds nothing but that executor's writer (ledgerfs(8) HOST
-# EXECUTORS): the close itself, another case's call and status, and a new
-# case are all served before the executor ends; the writer then gets
-# EPIPE and the call is recorded completion_missing.  Ordering, not
-# timing: each is checked while the executor still waits for a release
-# file, which a watchdog touches after 30 s.
+# host_executor_close.sh - a case closed, failed or turned while its host
+# executor runs holds nothing (ledgerfs(8) HOST EXECUTORS): the close
+# itself, another case's call and status, and a new case are all served,
+# the executor's process group is killed, its writer gets EPIPE and the
+# call is recorded completion_missing, all before the executor would have
+# ended.  Ordering, not timing: each is checked while the executor still
+# waits for a release file, which a watchdog touches after 30 s.
 . "$(dirname "$0")/lib.sh"
 lf_setup
 lf_start
@@ -49,18 +49,30 @@ held_close() {
 	lf_released && rule_fail "a new case waited for the executor"
 	[ -d "$mnt/cases/N$1" ] || rule_fail "no new case N$1"
 	rule_end
-	touch "$run/release"
-	wait "$writer"
+	lf_wait_done "$writer"
 	rule_begin "${2}_during_a_host_executor_answers_its_writer_epipe"
+	lf_released && rule_fail "the writer waited for the executor"
 	rule_has "writer" "$(cat "$work/$1.err")" "rc=1"
 	rule_has "target/error" "$(cat "$(lf_tdir "$1")/error")" "EPIPE"
 	rule_has "ledger" "$(cat "$(lf_ledger "$1")")" '"phase":"completion_missing"'
 	rule_hasnt "ledger" "$(cat "$(lf_ledger "$1")")" '"released"'
 	rule_end
+	rule_begin "${2}_during_a_host_executor_kills_it"
+	_n=0
+	while pgrep -f "$tools/gate" >/dev/null && [ $_n -lt 100 ] && ! lf_released; do
+		_n=$((_n + 1))
+		sleep 0.05
+	done
+	pgrep -f "$tools/gate" >/dev/null && rule_fail "the executor runs on"
+	lf_released && rule_fail "the executor ran until its release"
+	rule_end
+	touch "$run/release"
+	wait "$writer"
 	lf_bg_pids=
 }
 
 held_close C close
 held_close F fail
+held_close T turn
 
 lf_finish

@@ -154,6 +154,8 @@ Test(hostexec, helper_refuses_frames_it_does_not_know)
 		"{\"argv\":[\"rel\"]}}",
 		"{\"op\":\"format\",\"id\":1}",
 		"{\"op\":\"unmount\",\"id\":1,\"path\":\"/\"}",
+		"{\"op\":\"cancel\",\"id\":1,\"pid\":1}",
+		"{\"op\":\"cancel\"}",
 		"{\"op\":\"run\",\"id\":-1}",
 	};
 	struct hostexec_request rq;
@@ -226,7 +228,7 @@ Test(hostexec, helper_runs_an_executor_and_returns_its_json)
 	struct exec_spec *spec;
 	struct hostexec *hx;
 	struct lf_why why;
-	unsigned running = 0;
+	struct hostexec_slots slots = {0};
 	json_t *v, *args;
 	int sv[2];
 	pid_t pid;
@@ -244,7 +246,7 @@ Test(hostexec, helper_runs_an_executor_and_returns_its_json)
 	v = json_pack("{s:[s]}", "argv", "/bin/cat");
 	cr_assert_eq(exec_spec_parse(v, "t", &spec, &why), LF_OK);
 	args = json_pack("{s:s}", "q", "acme");
-	cr_assert_eq(hostexec_run(hx, &running, spec, args, &res, &why), LF_OK,
+	cr_assert_eq(hostexec_run(hx, &slots, spec, args, &res, &why), LF_OK,
 		     "%s", why.msg);
 	cr_assert(!res.is_error, "%s", res.reason);
 	cr_assert(res.ran);
@@ -260,9 +262,12 @@ Test(hostexec, helper_runs_an_executor_and_returns_its_json)
 
 struct bound_call {
 	struct hostexec *hx;
-	unsigned *running;
+	struct hostexec_slots *slots;
 	const struct exec_spec *spec;
+	enum lf_err err;
 	bool ok;
+	char error[32]; /* the result's error kind */
+	bool ran;
 };
 
 static void *bound_run(void *arg)
@@ -272,48 +277,30 @@ static void *bound_run(void *arg)
 	struct lf_why why;
 	json_t *args = json_object();
 
-	b->ok = hostexec_run(b->hx, b->running, b->spec, args, &res, &why) ==
-			LF_OK &&
-		!res.is_error;
+	b->err = hostexec_run(b->hx, b->slots, b->spec, args, &res, &why);
+	b->ok = b->err == LF_OK && !res.is_error;
+	if (b->err == LF_OK) {
+		strcpy(b->error, res.error);
+		b->ran = res.ran;
+	}
 	hostexec_result_clear(&res);
 	json_decref(args);
 	return NULL;
 }
 
-static int count_started(const char *dir)
-{
-	char cmd[256];
-	FILE *f;
-	int n = -1;
-
-	snprintf(cmd, sizeof(cmd), "ls %s | grep -c '^s\\.'", dir);
-	f = popen(cmd, "r");
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = -1;
-		pclose(f);
-	}
-	return n;
-}
-
-/* Five calls of one case: four executors run, the fifth waits its turn. */
-Test(hostexec, executors_per_case_are_bounded_to_four)
+/*
+ * A helper on a socketpair and dir/gate, an executor that leaves a mark
+ * dir/run/s.* and waits for dir/run/release.  *pid: the helper's.
+ */
+static struct hostexec *gate_helper(char *dir, struct exec_spec **spec,
+				    json_t **v, pid_t *pid)
 {
 	struct hostexec_helper_conf conf = {.default_user = "nobody"};
-	char dir[] = "/tmp/hxbound.XXXXXX", path[128], text[512];
-	struct bound_call calls[5];
-	pthread_t t[5];
-	struct exec_spec *spec;
-	struct hostexec *hx;
+	char path[128], text[512];
 	struct lf_why why;
-	unsigned running = 0;
-	json_t *v;
 	FILE *f;
-	int sv[2], i, n = 0;
-	pid_t pid;
+	int sv[2];
 
-	if (geteuid() != 0)
-		cr_skip_test("needs root to run executors as nobody");
 	cr_assert_not_null(mkdtemp(dir));
 	chmod(dir, 0755);
 	snprintf(path, sizeof(path), "%s/run", dir);
@@ -332,24 +319,85 @@ Test(hostexec, executors_per_case_are_bounded_to_four)
 	fclose(f);
 	chmod(path, 0755);
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	pid = fork();
-	if (pid == 0) {
+	*pid = fork();
+	if (*pid == 0) {
 		close(sv[0]);
 		_exit(hostexec_helper_main(sv[1], &conf));
 	}
 	close(sv[1]);
-	hx = hostexec_client_new(sv[0]);
-	v = json_pack("{s:[s]}", "argv", path);
-	cr_assert_eq(exec_spec_parse(v, "t", &spec, &why), LF_OK);
+	*v = json_pack("{s:[s]}", "argv", path);
+	cr_assert_eq(exec_spec_parse(*v, "t", spec, &why), LF_OK);
+	return hostexec_client_new(sv[0]);
+}
+
+/* Until n gates of dir have started (10 s at most): how many have. */
+static int wait_started(const char *dir, int n);
+
+static int count_started(const char *dir)
+{
+	char cmd[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c '^s\\.'", dir);
+	f = popen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+static int wait_started(const char *dir, int n)
+{
+	char path[128];
+	int i, got = 0;
+
+	snprintf(path, sizeof(path), "%s/run", dir);
+	for (i = 0; i < 500 && (got = count_started(path)) < n; i++)
+		usleep(20000);
+	return got;
+}
+
+static void gate_helper_end(struct hostexec *hx, const char *dir,
+			    struct exec_spec *spec, json_t *v, pid_t pid)
+{
+	char text[128];
+
+	json_decref(v);
+	exec_spec_free(spec);
+	hostexec_client_free(hx);
+	waitpid(pid, NULL, 0);
+	snprintf(text, sizeof(text), "rm -rf %s", dir);
+	cr_assert_eq(system(text), 0);
+}
+
+/* Five calls of one case: four executors run, the fifth waits its turn. */
+Test(hostexec, executors_per_case_are_bounded_to_four)
+{
+	char dir[] = "/tmp/hxbound.XXXXXX", path[128];
+	struct bound_call calls[5];
+	pthread_t t[5];
+	struct exec_spec *spec;
+	struct hostexec *hx;
+	struct hostexec_slots slots = {0};
+	json_t *v;
+	int i, n;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to run executors as nobody");
+	hx = gate_helper(dir, &spec, &v, &pid);
 	for (i = 0; i < 5; i++) {
-		calls[i] = (struct bound_call){hx, &running, spec, false};
+		calls[i] = (struct bound_call){hx,    &slots, spec, LF_OK,
+					       false, "",     false};
 		pthread_create(&t[i], NULL, bound_run, &calls[i]);
 	}
-	snprintf(path, sizeof(path), "%s/run", dir);
-	for (i = 0; i < 500 && (n = count_started(path)) < 4; i++)
-		usleep(20000);
+	n = wait_started(dir, 4);
 	cr_assert_eq(n, 4, "%d executors started", n);
 	usleep(300000);
+	snprintf(path, sizeof(path), "%s/run", dir);
 	cr_assert_eq(count_started(path), 4, "a fifth started past the bound");
 	snprintf(path, sizeof(path), "%s/run/release", dir);
 	close(open(path, O_CREAT | O_WRONLY, 0644));
@@ -359,10 +407,67 @@ Test(hostexec, executors_per_case_are_bounded_to_four)
 	}
 	snprintf(path, sizeof(path), "%s/run", dir);
 	cr_assert_eq(count_started(path), 5);
-	json_decref(v);
-	exec_spec_free(spec);
-	hostexec_client_free(hx);
-	waitpid(pid, NULL, 0);
-	snprintf(text, sizeof(text), "rm -rf %s", dir);
-	cr_assert_eq(system(text), 0);
+	gate_helper_end(hx, dir, spec, v, pid);
+}
+
+/*
+ * A cancel of a case (its calls settled): its four running executors are
+ * killed and answer "cancelled", the fifth, waiting for a slot, never
+ * runs, and a job made before the cancel but started after it neither.
+ * Another case's executor runs on.
+ */
+Test(hostexec, a_cancel_ends_the_cases_executors_running_and_waiting)
+{
+	char dir[] = "/tmp/hxcancel.XXXXXX", path[128];
+	struct bound_call calls[6];
+	pthread_t t[6];
+	struct exec_spec *spec;
+	struct hostexec *hx;
+	struct hostexec_slots slots = {0}, other = {0};
+	struct hostexec_result res;
+	struct hostexec_job *late;
+	struct lf_why why;
+	json_t *v, *args = json_object();
+	int i, n;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to run executors as nobody");
+	hx = gate_helper(dir, &spec, &v, &pid);
+	cr_assert_eq(hostexec_job_new(hx, &slots, spec, args, &late, &why),
+		     LF_OK);
+	for (i = 0; i < 6; i++) {
+		calls[i] = (struct bound_call){
+			hx,   i == 5 ? &other : &slots, spec, LF_OK, false, "",
+			false};
+		pthread_create(&t[i], NULL, bound_run, &calls[i]);
+	}
+	n = wait_started(dir, 5);
+	cr_assert_eq(n, 5, "%d executors started", n);
+	hostexec_cancel(hx, &slots);
+	for (i = 0; i < 5; i++) {
+		pthread_join(t[i], NULL);
+		if (calls[i].err == LF_OK) {
+			cr_assert_str_eq(calls[i].error, "cancelled");
+			cr_assert(calls[i].ran);
+		} else {
+			cr_assert_eq(calls[i].err, LF_IO, "call %d: %s", i,
+				     lf_err_name(calls[i].err));
+		}
+	}
+	n = 0;
+	for (i = 0; i < 5; i++)
+		n += calls[i].err == LF_OK;
+	cr_assert_eq(n, 4, "%d of the case's calls ran", n);
+	cr_assert_eq(hostexec_job_wait(hx, late, &res, &why), LF_IO);
+	snprintf(path, sizeof(path), "%s/run", dir);
+	cr_assert_eq(count_started(path), 5, "a cancelled job started");
+	cr_assert_eq(slots.running, 0);
+	/* The other case's executor was not touched. */
+	snprintf(path, sizeof(path), "%s/run/release", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0644));
+	pthread_join(t[5], NULL);
+	cr_assert(calls[5].ok, "the other case's call failed");
+	json_decref(args);
+	gate_helper_end(hx, dir, spec, v, pid);
 }
