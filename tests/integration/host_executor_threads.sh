@@ -60,4 +60,25 @@ while [ $i -le 17 ]; do
 done
 rule_end
 
+# A target killed while its executor runs: the kernel keeps its write
+# until the daemon answers it, so the call completes and is recorded, and
+# the case and the daemon go on.
+rm -f "$run/release" "$run"/started.*
+lf_open_reg K "$GATE_POLICY" ""
+(sleep 30; touch "$run/release") &
+lf_bg_pids="$lf_bg_pids $!"
+(lf_call K k1 gate >/dev/null 2>&1) &
+killed=$!
+lf_wait_gates 1
+kill -9 "$killed"
+touch "$run/release"
+wait "$killed" 2>/dev/null
+lf_bg_pids=
+rule_begin a_target_killed_while_its_executor_runs_leaves_the_case_serving
+k1=$(grep -F '"call_id":"k1"' "$(lf_ledger K)" | grep -F '"phase":"completion"')
+rule_has "k1's completion" "$k1" '"returned":{"released":true}'
+rule_has "next call" "$(lf_call K k2 gate)" '"returned":{"released":true}'
+kill -0 "$lf_daemon" || rule_fail "the daemon is gone"
+rule_end
+
 lf_finish
