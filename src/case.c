@@ -268,6 +268,8 @@ static void case_fail_ledger(struct lf_case *c, const char *msg)
 	 */
 	case_mark_failed(c);
 	case_write_meta(c);
+	/* Nothing more is recorded: its host executors end now. */
+	case_exec_cancel(c);
 }
 
 enum lf_err case_append(struct lf_case *c, json_t *row, long long *off,

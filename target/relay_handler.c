@@ -126,12 +126,15 @@ static char *expected_case(struct relay *r)
 static int do_register(struct relay *r, const char *case_id)
 {
 	int err = 0;
+	bool done;
 
 	pthread_mutex_lock(&r->lock);
 	if (r->case_id && strcmp(r->case_id, case_id) != 0)
 		err = -2;
+	/* Registered through here already: a repeat would change nothing. */
+	done = r->case_id != NULL;
 	pthread_mutex_unlock(&r->lock);
-	if (err)
+	if (err || done)
 		return err;
 	if (r->token)
 		err = r->be->reg(r->be->ctx, case_id, r->token);
