@@ -286,6 +286,7 @@ struct hostexec *hostexec_client_new(int sock)
 	hx->reader_started = true;
 	return hx;
 fail:
+	hx->sock = -1; /* the caller's still */
 	hostexec_client_free(hx);
 	return NULL;
 }
@@ -295,7 +296,8 @@ void hostexec_client_free(struct hostexec *hx)
 	if (!hx)
 		return;
 	/* The reader ends at the socket's end; the helper sees EOF. */
-	shutdown(hx->sock, SHUT_RDWR);
+	if (hx->sock >= 0)
+		shutdown(hx->sock, SHUT_RDWR);
 	if (hx->reader_started)
 		pthread_join(hx->reader, NULL);
 	/* Every job is over now: the dispatcher tells them all, then ends. */
@@ -307,7 +309,8 @@ void hostexec_client_free(struct hostexec *hx)
 	pthread_mutex_unlock(&hx->lock);
 	if (hx->dispatcher_started)
 		pthread_join(hx->dispatcher, NULL);
-	close(hx->sock);
+	if (hx->sock >= 0)
+		close(hx->sock);
 	pthread_mutex_destroy(&hx->lock);
 	pthread_cond_destroy(&hx->cond);
 	free(hx);
