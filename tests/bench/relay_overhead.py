@@ -6,7 +6,10 @@ case's target/request file, of the same call through ledgerfs-relay
 given MCP (the ledgerfs-mcp program), through ledgerfs-mcp (one
 tools/call on a running server's stdin, as an MCP client does), against
 the direct call followed by its result (what ledgerfs-mcp records for a
-passed call with no downstream server: two rows, two flushes).
+passed call with no downstream server: two rows, two flushes).  Given
+HOST_DIR in the environment (a case whose lookup_b the host runs), a
+call there against the same direct call and its result: the host's run
+of the executor is what the difference measures.
 
 usage: relay_overhead.py TARGET_DIR RELAY_URL TOKEN CASE N [MCP]
 """
@@ -17,9 +20,11 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import os
 
 tdir, url, token, case, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 mcp_prog = sys.argv[6] if len(sys.argv) > 6 else None
+host_dir = os.environ.get("HOST_DIR")
 u = urllib.parse.urlparse(url)
 mcp = None
 
@@ -49,13 +54,18 @@ def mcp_call(i):
     return dt
 
 
-def direct(i):
-    line = json.dumps({"call_id": f"d{i}", "tool": "lookup_b", "args": {"i": i}}) + "\n"
+def call_on(folder, cid, i):
+    """One call on folder's request, its reply read back: (seconds, reply)."""
+    line = json.dumps({"call_id": cid, "tool": "lookup_b", "args": {"i": i}}) + "\n"
     t = time.perf_counter()
-    with open(f"{tdir}/request", "r+b", buffering=0) as f:
+    with open(f"{folder}/request", "r+b", buffering=0) as f:
         f.write(line.encode())
         reply = f.read(65536)
-    dt = time.perf_counter() - t
+    return time.perf_counter() - t, reply
+
+
+def direct(i):
+    dt, reply = call_on(tdir, f"d{i}", i)
     assert b'"mode":"pass"' in reply, reply
     return dt
 
@@ -75,6 +85,13 @@ def direct_result(i):
         f.write(res.encode())
     dt = time.perf_counter() - t
     assert b'"mode":"pass"' in reply, reply
+    return dt
+
+
+def hosted(i):
+    """A call whose tool the host runs: its reply carries the result."""
+    dt, reply = call_on(host_dir, f"h{i}", i)
+    assert b'"result_source":"host_executed"' in reply, reply
     return dt
 
 
@@ -101,15 +118,18 @@ def p(xs, q):
 
 
 # Interleaved, so drift on a shared machine hits both alike.
-d, r, m, e = [], [], [], []
+d, r, m, e, h = [], [], [], [], []
 if mcp_prog:
     mcp_start()
 for i in range(n):
     d.append(direct(i))
     r.append(relayed(i))
-    if mcp:
+    if mcp or host_dir:
         e.append(direct_result(i))
+    if mcp:
         m.append(mcp_call(i))
+    if host_dir:
+        h.append(hosted(i))
 out = {
     "calls": n,
     "direct_p50_us": round(p(d, 0.5)), "direct_p99_us": round(p(d, 0.99)),
@@ -123,4 +143,8 @@ if mcp:
     out.update({"mcp_p50_us": round(p(m, 0.5)), "mcp_p99_us": round(p(m, 0.99)),
                 "direct_result_p50_us": round(p(e, 0.5)),
                 "mcp_overhead_p50_us": round(p(m, 0.5) - p(e, 0.5))})
+if host_dir:
+    out.update({"host_p50_us": round(p(h, 0.5)), "host_p99_us": round(p(h, 0.99)),
+                "direct_result_p50_us": round(p(e, 0.5)),
+                "host_overhead_p50_us": round(p(h, 0.5) - p(e, 0.5))})
 print(json.dumps(out))

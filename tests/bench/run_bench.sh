@@ -509,7 +509,12 @@ case $P in
 	fig relay_over "$(js relay_overhead_p50_us)"
 	fig mcp_over "$(js mcp_overhead_p50_us)"
 	fig direct_p50 "$(js direct_p50_us)"
-	fig direct_result_p50 "$(js direct_result_p50_us)" ;;
+	fig direct_result_p50 "$(js direct_result_p50_us)"
+	if [ -n "$(js host_p50_us)" ]; then
+		echo "paths: a call the host runs (/bin/cat as its executor) p50 $(js host_p50_us) us (+$(js host_overhead_p50_us) over the direct call and its result)"
+		fig host_p50 "$(js host_p50_us)"
+		fig host_over "$(js host_overhead_p50_us)"
+	fi ;;
 *) echo "paths: not measured: ${P:-$(grep -v '^ *$' "$WORK/paths.log" | tail -1)}" ;;
 esac
 fi
@@ -649,6 +654,8 @@ for sfx in "" _j; do
 done
 v=$(got relay_over)
 [ -n "$v" ] && echo "  relay overhead per call: +$v us p50 (direct call $(got direct_p50) us); MCP server: +$(got mcp_over) us (direct call and its result $(got direct_result_p50) us)"
+v=$(got host_over)
+[ -n "$v" ] && echo "  a call the host runs: +$v us p50 over the direct call and its result ($(got host_p50) us)"
 v=$(got console_ratio)
 [ -n "$v" ] && echo "  console streaming: call p50 x $v of the same calls without it"
 v=$(got restart_ms)

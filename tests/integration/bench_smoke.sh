@@ -41,6 +41,7 @@ for goal in "single call p50 / (overwrite floor + tmpfs call) =" \
 	"scale: 8 calling among 40 open:" \
 	"scale with --sync=journal: 8 calling among 40 open:" \
 	"relay overhead per call: +" \
+	"a call the host runs: +" \
 	"console streaming: call p50 x" \
 	"restart of 2 cases x 30 rows each:"; do
 	rule_has "goal line" "$out" "$goal"
