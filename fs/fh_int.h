@@ -122,11 +122,12 @@ void fh_replies_free(struct lfs_fh *fh);
 int lfs_write_stash(const char *reply);
 
 /*
- * The last line of the deferred write on this thread is a call its host
- * executor will answer (case.h, case_exec_catch); before: the bytes of
- * the write ahead of that line, taken.
+ * A line of the deferred write on this thread is a call a host executor
+ * runs (case.h, case_exec_catch): the write's lines from before (where
+ * that line begins in the buffer taken) to next (where the line after it
+ * begins) wait for it; what follows is taken once its result is durable.
  */
-void lfs_write_exec_pending(size_t before);
+void lfs_write_exec_pending(size_t before, size_t next);
 
 /*
  * A WRITE of size bytes at off to a line file, under fh->lock: the bytes

@@ -285,8 +285,8 @@ int fh_write_lines(struct lfs_fh *fh, const char *buf, size_t size, off_t off)
 		if (fh->cap > FH_LINE_KEEP)
 			fh_line_free(fh);
 		if (rc == -EINPROGRESS) {
-			/* Its host executor answers the write (write.c). */
-			lfs_write_exec_pending(i);
+			/* Its host executor goes on with the write (write.c). */
+			lfs_write_exec_pending(i, (size_t)(nl - buf) + 1);
 			return rc;
 		}
 		if (rc) {

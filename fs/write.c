@@ -42,12 +42,18 @@ struct lfs_write {
 	int result;  /* the bytes taken, or -errno */
 	char *reply; /* for the cursor of `request`: its last line's */
 	/*
-	 * Its last line's call runs on a host executor once the decision
-	 * row is durable; the write is answered after the completion row.
+	 * A line's call runs on a host executor once its decision row is
+	 * durable; the lines after it are taken once its completion row is
+	 * (a case takes one line after another), and the write is answered
+	 * after its last line's rows.  Offsets count from the write's start.
 	 */
 	struct case_exec *exec;
 	size_t size;   /* the write's bytes */
-	size_t before; /* the bytes ahead of that line */
+	off_t off;     /* the write's file offset */
+	size_t base;   /* where the lines being taken now begin */
+	size_t before; /* where the executor's line begins */
+	size_t next;   /* where the line after it begins */
+	char *rest;    /* the write's bytes from next on, while they wait */
 };
 
 /* Writes answered with no thread waiting for their flush. */
@@ -78,10 +84,12 @@ static void lfs_write_answer(struct fuse_session *se, uint64_t unique, int rc)
 	(void)!writev(fuse_session_fd(se), iov, n);
 }
 
-void lfs_write_exec_pending(size_t before)
+void lfs_write_exec_pending(size_t before, size_t next)
 {
-	if (write_now)
-		write_now->before = before;
+	if (write_now) {
+		write_now->before = write_now->base + before;
+		write_now->next = write_now->base + next;
+	}
 }
 
 int lfs_write_stash(const char *reply)
@@ -124,12 +132,59 @@ static void lfs_write_told(void *arg, int err)
 	}
 	lfs_write_answer(w->se, w->unique, rc);
 	free(w->reply);
+	free(w->rest);
 	free(w);
 }
 
 /*
- * The executor has answered the call of w's last line: record it (the
- * completion row joins a flush) and answer w once that row is durable.
+ * Take the write's lines from w->base on (buf, its bytes from there)
+ * under deferral d, and set w->result: the bytes taken in all, or
+ * -errno, or -EINPROGRESS while a line's executor runs (w->rest then
+ * keeps what follows that line).  d is closed here; w may be gone after.
+ */
+static void lfs_write_take(struct lfs_write *w, struct lf_defer *d,
+			   const char *buf)
+{
+	struct lfs_fh *fh = w->fh;
+	size_t n = w->size - w->base;
+	int rc;
+
+	write_now = w;
+	case_exec_catch(&w->exec);
+	fh_lock(fh);
+	rc = fh_write_lines(fh, buf, n, w->off + (off_t)w->base);
+	if (rc >= 0) {
+		rc += (int)w->base;
+	} else if (rc == -EINPROGRESS) {
+		if (w->next < w->size) {
+			w->rest = malloc(w->size - w->next);
+			if (w->rest)
+				memcpy(w->rest, buf + (w->next - w->base),
+				       w->size - w->next);
+			/* No room to keep it: the writer sends it again. */
+			else
+				w->size = w->next;
+		}
+	} else if (w->base) {
+		/* Refused ahead of lines already taken: as a short count. */
+		fh->pending_err = -rc;
+		rc = (int)w->base;
+	}
+	fh_drop_if_asked(fh);
+	pthread_mutex_unlock(&fh->lock);
+	case_exec_catch(NULL);
+	write_now = NULL;
+	w->result = rc;
+	/* From here w may be gone: told now, or by a flush. */
+	if (defer_close(d))
+		atomic_fetch_add(&write_deferred, 1);
+	defer_kick();
+}
+
+/*
+ * The executor has answered the call of one of w's lines: record it.
+ * Its last line: the completion row joins a flush, whose telling answers
+ * w.  Lines follow it: the row is made durable now, then they are taken.
  * On the executor client's thread, which may take the case's lock.
  */
 static void lfs_write_exec_ready(void *arg, struct case_exec *x)
@@ -137,20 +192,35 @@ static void lfs_write_exec_ready(void *arg, struct case_exec *x)
 	struct lfs_write *w = arg;
 	struct lfs_fh *fh = w->fh;
 	struct lf_why why = {{0}};
-	struct lf_defer *d;
-	char *reply = NULL;
+	struct lf_defer *d = NULL;
+	char *reply = NULL, *rest = w->rest;
 	enum lf_err e;
 
-	d = defer_open(lfs_write_told, w);
+	w->rest = NULL;
+	if (!rest)
+		d = defer_open(lfs_write_told, w);
 	e = case_exec_finish(x, &reply, &why);
-	if (e == LF_OK) {
+	if (e == LF_OK && rest) {
+		if (fh->keep_replies)
+			fh_keep_reply(fh, reply);
+		free(reply);
+		w->base = w->next;
+		d = defer_open(lfs_write_told, w);
+		if (d) {
+			lfs_write_take(w, d, rest);
+			free(rest);
+			return;
+		}
+		/* No memory to go on: what follows is sent again. */
+		w->result = (int)w->next;
+	} else if (e == LF_OK) {
 		w->result = (int)w->size;
 		if (fh->keep_replies)
 			w->reply = reply;
 		else
 			free(reply);
 	} else {
-		/* As fh_write_lines refuses a write's last line. */
+		/* As fh_write_lines refuses a line of a write. */
 		pthread_mutex_lock(&fh->lock);
 		fh->last_err = lfs_errno(e);
 		if (w->before)
@@ -158,7 +228,8 @@ static void lfs_write_exec_ready(void *arg, struct case_exec *x)
 		pthread_mutex_unlock(&fh->lock);
 		w->result = w->before ? (int)w->before : -lfs_errno(e);
 	}
-	/* No deferral (no memory): the row was durable before the return. */
+	free(rest);
+	/* No deferral: the row was durable before the return. */
 	if (!d)
 		lfs_write_told(w, 0);
 	else if (defer_close(d))
@@ -172,7 +243,6 @@ bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
 	struct lfs_write *w;
 	struct lf_defer *d;
 	struct lfs_fh *fh;
-	int rc;
 
 	if ((buf->flags & FUSE_BUF_IS_FD) || !in ||
 	    buf->size < sizeof(*in) + sizeof(*wi) || in->opcode != FUSE_WRITE ||
@@ -191,25 +261,13 @@ bool lfs_write_deferred(struct fuse_session *se, const struct fuse_buf *buf)
 	w->unique = in->unique;
 	w->fh = fh;
 	w->size = wi->size;
+	w->off = (off_t)wi->offset;
 	d = defer_open(lfs_write_told, w);
 	if (!d) {
 		free(w);
 		return false;
 	}
-	write_now = w;
-	case_exec_catch(&w->exec);
-	fh_lock(fh);
-	rc = fh_write_lines(fh, (const char *)(wi + 1), wi->size,
-			    (off_t)wi->offset);
-	fh_drop_if_asked(fh);
-	pthread_mutex_unlock(&fh->lock);
-	case_exec_catch(NULL);
-	write_now = NULL;
-	w->result = rc;
-	/* From here w may be gone: told now, or by a flush. */
-	if (defer_close(d))
-		atomic_fetch_add(&write_deferred, 1);
-	defer_kick();
+	lfs_write_take(w, d, (const char *)(wi + 1));
 	return true;
 }
 

@@ -201,7 +201,12 @@ static struct case_exec *exec_pending(struct lf_case *c, const char *call_id,
 	struct case_exec *x;
 	struct lf_why why;
 
-	if (!exec_slot || *exec_slot || !defer_current() || !hx)
+	/*
+	 * With a deferral open the decision row waits in it, and the view
+	 * starts the executor once it is told; without one (a write's line
+	 * before its last) the row was durable before this returned.
+	 */
+	if (!exec_slot || *exec_slot || !hx)
 		return NULL;
 	x = calloc(1, sizeof(*x));
 	if (!x)
