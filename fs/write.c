@@ -20,7 +20,8 @@
  * thread either: its decision row is told like any row, the flush's
  * thread then starts the executor (case_exec_start), and the executor
  * client's thread records the completion row under a second deferral,
- * whose telling answers the write.
+ * whose telling answers the write; lines of the write after that call
+ * wait with it and are taken there once its completion row is durable.
  */
 #include "write.h"
 
