@@ -32,22 +32,8 @@ held_close() {
 	rule_begin "${2}_during_a_host_executor_returns_before_it_ends"
 	lf_released && rule_fail "$2 waited for the executor"
 	rule_end
-	(lf_call E "e$1" anything >"$work/e$1.reply") &
-	other=$!
-	lf_wait_done "$other"
 	rule_begin "${2}_during_a_host_executor_holds_no_other_case"
-	lf_released && rule_fail "another case's call waited for the executor"
-	rule_has "other case's reply" "$(cat "$work/e$1.reply")" '"mode":"block"'
-	(lf_status E >"$work/e$1.status") &
-	other=$!
-	lf_wait_done "$other"
-	lf_released && rule_fail "another case's status waited for the executor"
-	rule_has "other case's status" "$(cat "$work/e$1.status")" '"state": "registered"'
-	(mkdir "$mnt/cases/N$1") &
-	other=$!
-	lf_wait_done "$other"
-	lf_released && rule_fail "a new case waited for the executor"
-	[ -d "$mnt/cases/N$1" ] || rule_fail "no new case N$1"
+	lf_served_while_gated "e$1" "N$1"
 	rule_end
 	lf_wait_done "$writer"
 	rule_begin "${2}_during_a_host_executor_answers_its_writer_epipe"

@@ -28,21 +28,7 @@ lf_released && rule_fail "the executors were released before they started"
 rule_end
 
 rule_begin executor_calls_hold_no_worker_thread
-(lf_call E e1 anything >"$work/e1.reply") &
-other=$!
-lf_wait_done "$other"
-lf_released && rule_fail "another case's call waited for the executors"
-rule_has "other case's reply" "$(cat "$work/e1.reply")" '"mode":"block"'
-(lf_status E >"$work/e.status") &
-other=$!
-lf_wait_done "$other"
-lf_released && rule_fail "another case's status waited for the executors"
-rule_has "other case's status" "$(cat "$work/e.status")" '"state": "registered"'
-(mkdir "$mnt/cases/N") &
-other=$!
-lf_wait_done "$other"
-lf_released && rule_fail "a new case waited for the executors"
-[ -d "$mnt/cases/N" ] || rule_fail "no new case N"
+lf_served_while_gated e1 N
 rule_end
 
 touch "$run/release"
@@ -81,11 +67,7 @@ lf_bg_pids="$lf_bg_pids $pids"
 lf_wait_gates 16
 rule_begin executor_lines_before_a_writes_last_hold_no_worker_thread
 rule_eq "executors started" 16 "$(lf_gate_started)"
-(lf_call E e2 anything >"$work/e2.reply") &
-other=$!
-lf_wait_done "$other"
-lf_released && rule_fail "another case's call waited for the executors"
-rule_has "other case's reply" "$(cat "$work/e2.reply")" '"mode":"block"'
+lf_served_while_gated e2
 rule_end
 touch "$run/release"
 for p in $pids; do

@@ -310,6 +310,25 @@ lf_wait_done() {
 		sleep 0.05
 	done
 }
+# lf_served_while_gated ID [NEW]: inside a rule, while gate executors
+# wait, case E's call ID is answered (blocked by its default policy) and,
+# given NEW, E's status is read and a case NEW is made: each before the
+# gates are released.
+lf_served_while_gated() {
+	(lf_call E "$1" anything >"$work/$1.reply") &
+	lf_wait_done $!
+	lf_released && rule_fail "another case's call waited for the executor"
+	rule_has "other case's reply" "$(cat "$work/$1.reply")" '"mode":"block"'
+	[ -n "${2:-}" ] || return 0
+	(lf_status E >"$work/$1.status") &
+	lf_wait_done $!
+	lf_released && rule_fail "another case's status waited for the executor"
+	rule_has "other case's status" "$(cat "$work/$1.status")" '"state": "registered"'
+	(mkdir "$mnt/cases/$2") &
+	lf_wait_done $!
+	lf_released && rule_fail "a new case waited for the executor"
+	[ -d "$mnt/cases/$2" ] || rule_fail "no new case $2"
+}
 # lf_wait_gates N: until N gate executors have started (at most 20 s).
 lf_wait_gates() {
 	_n=0
