@@ -22,7 +22,7 @@ relay_free_port() {
 
 # relay_start C [RELAY OPTIONS...]: the relay for case C's target folder
 # on 127.0.0.1:$relay_port; LEDGERFS_CASE and LEDGERFS_TOKEN as a
-# harness sets them.
+# harness sets them.  relay_wrap: a command to run it under (strace).
 relay_start() {
 	_c=$1
 	shift
@@ -30,7 +30,8 @@ relay_start() {
 	relay_url=http://127.0.0.1:$relay_port
 	LEDGERFS_RELAY_TOKEN=$RELAY_TOKEN LEDGERFS_CASE=$_c \
 		LEDGERFS_TOKEN=$(lf_token "$_c") \
-		"$RELAY" --listen="127.0.0.1:$relay_port" --dir "$(lf_tdir "$_c")" \
+		${relay_wrap:-} "$RELAY" --listen="127.0.0.1:$relay_port" \
+		--dir "$(lf_tdir "$_c")" \
 		"$@" >>"$work/relay.out" 2>>"$work/relay.err" &
 	relay_pid=$!
 	lf_bg_pids="$lf_bg_pids $relay_pid"

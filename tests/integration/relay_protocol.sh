@@ -258,6 +258,27 @@ rule_end
 relay_pid=$ppid
 relay_stop
 
+# ledgerfs-relay(1) ENVIRONMENT: as ASSERT asks no registration, the relay
+# registers its case before its first call, once: a registration before
+# every call would be an identical repeat (no row) costing an open, a
+# write and a close of the view's register file each time.
+rule_begin the_relay_registers_its_case_once_before_its_first_call
+if command -v strace >/dev/null; then
+	lf_open R1
+	relay_wrap="strace -f -qq -e trace=open,openat -o $work/relay.strace" \
+		relay_start R1
+	for i in 1 2 3; do
+		rule_eq "call $i" 200 "$(relay_post /mediate "$(call r$i lookup_a '{}' R1)" | cut -d' ' -f1)"
+	done
+	relay_stop
+	rule_eq "registered" 1 "$(lf_rows R1 '"phase":"registered"')"
+	rule_eq "opens of register" 1 \
+		"$(grep -c '"[^"]*register", O_' "$work/relay.strace")"
+else
+	rule_fail "strace missing"
+fi
+rule_end
+
 refuse() { # NAME WANT-STATUS NEEDLE ARGS...: the relay refuses to start
 	_n=$1 _w=$2 _needle=$3
 	shift 3
