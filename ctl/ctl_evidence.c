@@ -348,17 +348,16 @@ static char *case_name_of(const char *dir)
 
 /*
  * Verify LEDGER (mounted case folder, backing case folder or ledger file)
- * and fold it into events.  Exit-status style; *events new on EV_OK.
+ * and fold its rows.  Exit-status style; *folder new on EV_OK.
  */
-static int load_events(const struct ev_args *a, json_t **events)
+static int load_folder(const struct ev_args *a, struct evidence_folder **folder)
 {
-	struct lf_why why = {{0}};
 	struct evidence_folder *rows = NULL;
 	char *name = NULL;
 	struct stat st;
 	int fd, lfd = -1, rc = EV_USAGE_ERR;
 
-	*events = NULL;
+	*folder = NULL;
 	fd = open(a->ledger, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		fprintf(stderr, "ledgerctl %s: cannot open %s: %s\n", a->cmd,
@@ -392,12 +391,9 @@ static int load_events(const struct ev_args *a, json_t **events)
 			"ledgerctl %s: %s is not a case folder (no ledger.jsonl, no status and ledger)\n",
 			a->cmd, a->ledger);
 	}
-	if (rc != EV_OK)
-		goto out;
-	if (evidence_folder_end(rows, a->turn, events, &why) != LF_OK) {
-		fprintf(stderr, "ledgerctl %s: %s does not verify: %s\n",
-			a->cmd, a->ledger, why.msg);
-		rc = EV_UNVERIFIED;
+	if (rc == EV_OK) {
+		*folder = rows;
+		rows = NULL;
 	}
 out:
 	evidence_folder_free(rows);
@@ -406,6 +402,24 @@ out:
 		close(lfd);
 	if (fd >= 0)
 		close(fd);
+	return rc;
+}
+
+/* load_folder, then every event of the turn asked: *events new on EV_OK. */
+static int load_events(const struct ev_args *a, json_t **events)
+{
+	struct lf_why why = {{0}};
+	struct evidence_folder *rows;
+	int rc = load_folder(a, &rows);
+
+	*events = NULL;
+	if (rc == EV_OK &&
+	    evidence_folder_end(rows, a->turn, events, &why) != LF_OK) {
+		fprintf(stderr, "ledgerctl %s: %s does not verify: %s\n",
+			a->cmd, a->ledger, why.msg);
+		rc = EV_UNVERIFIED;
+	}
+	evidence_folder_free(rows);
 	return rc;
 }
 
@@ -420,7 +434,8 @@ static int print_json(const json_t *v)
 int ctl_evidence_main(int argc, char **argv)
 {
 	struct ev_args a = {.cmd = "evidence"};
-	json_t *events = NULL;
+	struct evidence_folder *rows = NULL;
+	struct lf_why why = {{0}};
 	int rc;
 
 	if (argc > 1 &&
@@ -431,10 +446,16 @@ int ctl_evidence_main(int argc, char **argv)
 	if (parse_args(argc, argv, &a, false) < 0)
 		return EV_USAGE_ERR;
 	chain_init();
-	rc = load_events(&a, &events);
-	if (rc == EV_OK)
-		rc = print_json(events);
-	json_decref(events);
+	/* Written an event at a time: a large case's are never all parsed. */
+	rc = load_folder(&a, &rows);
+	if (rc == EV_OK && (evidence_folder_write(rows, a.turn, JSON_INDENT(2),
+						  stdout, &why) != LF_OK ||
+			    putchar('\n') == EOF || fflush(stdout) != 0)) {
+		fprintf(stderr, "ledgerctl evidence: %s\n",
+			why.msg[0] ? why.msg : strerror(errno));
+		rc = EV_USAGE_ERR;
+	}
+	evidence_folder_free(rows);
 	return rc;
 }
 

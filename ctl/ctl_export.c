@@ -96,6 +96,34 @@ static char *json_text(json_t *o, size_t *len)
 	return t;
 }
 
+/*
+ * evidence.json: the events as json_text lays them out, written an event
+ * at a time, so a large case's are never all parsed at once.
+ */
+static char *evidence_text(struct evidence_folder *rows, size_t *len)
+{
+	struct lf_why why = {{0}};
+	char *out = NULL;
+	size_t cap = 0;
+	FILE *f = open_memstream(&out, &cap);
+
+	if (!f)
+		return NULL;
+	if (evidence_folder_write(rows, 0, JSON_INDENT(2) | JSON_SORT_KEYS, f,
+				  &why) != LF_OK ||
+	    fputc('\n', f) == EOF) {
+		fclose(f);
+		free(out);
+		return NULL;
+	}
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	*len = cap;
+	return out;
+}
+
 /* The SHA256SUMS text of every member so far (sha256sum -c reads it). */
 static char *sums_text(const struct export *x, size_t *len)
 {
@@ -230,7 +258,6 @@ static int export_gather(const char *mount, const char *backing,
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
 	struct evidence_folder *rows = evidence_folder_new();
-	json_t *ev = NULL;
 	int dirfd, bfd, mfd = -1, rc = 2, kr;
 	size_t len = 0, l1 = 0, l2 = 0;
 	char *text, *one = NULL, *many = NULL;
@@ -265,10 +292,8 @@ static int export_gather(const char *mount, const char *backing,
 		goto out;
 	}
 	/* Folded as they are read: a large case's rows are never all held. */
-	if (!rows ||
-	    ledger_verify_fd(mfd, NULL, NULL, evidence_folder_cb, rows, &rep,
-			     &why) != LF_OK ||
-	    evidence_folder_end(rows, 0, &ev, &why) != LF_OK) {
+	if (!rows || ledger_verify_fd(mfd, NULL, NULL, evidence_folder_cb, rows,
+				      &rep, &why) != LF_OK) {
 		fprintf(stderr, "ledgerctl export: %s: %s\n", name,
 			evidence_folder_why(rows) ? evidence_folder_why(rows)
 			: rows			  ? why.msg
@@ -340,8 +365,7 @@ static int export_gather(const char *mount, const char *backing,
 			goto out;
 		}
 	}
-	text = json_text(ev, &len);
-	ev = NULL;
+	text = evidence_text(rows, &len);
 	if (member_add(x, "evidence.json", text, len))
 		goto out;
 	text = json_text(
@@ -352,14 +376,12 @@ static int export_gather(const char *mount, const char *backing,
 		&len);
 	if (member_add(x, "verify.json", text, len))
 		goto out;
-	ev = NULL;
 	rc = 0;
 out:
 	free(one);
 	free(many);
 	explicit_bzero(key, sizeof(key));
 	evidence_folder_free(rows);
-	json_decref(ev);
 	if (mfd >= 0)
 		close(mfd);
 	if (dirfd >= 0)

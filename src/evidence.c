@@ -3,11 +3,16 @@
  * evidence.c - rows of a verified ledger folded into host action events
  * (ledgerctl(1) COMMANDS, evidence).  A call's decision row opens its
  * event; a completion or completion_missing row settles a passed call's
- * result.
+ * result.  An event no later row may change (a mock or a block, a passed
+ * call once settled) is kept as its compact text, about a fifth of what
+ * the same event costs as a jansson tree, so a large ledger's events fit
+ * in memory; they are written out one at a time (evidence_folder_write).
  */
 #include "evidence.h"
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +90,40 @@ static json_t *event_from_decision(const json_t *row)
 	return ev;
 }
 
+/* Can a later row still settle ev?  Only a passed call's pending result. */
+static bool event_open(const json_t *ev)
+{
+	const char *mode = json_string_value(json_object_get(ev, "mode"));
+	const char *status =
+		json_string_value(json_object_get(ev, "completion_status"));
+
+	return mode && !strcmp(mode, "pass") && status &&
+	       !strcmp(status, "pending");
+}
+
+/*
+ * A settled event as its compact text (a JSON string in the folder's
+ * array), for the reader to parse back (event_unpack): the same members
+ * in the same order, the same values.  NULL: no memory.
+ */
+static json_t *event_pack(const json_t *ev)
+{
+	char *text = json_dumps(ev, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *packed = text ? json_string_nocheck(text) : NULL;
+
+	free(text);
+	return packed;
+}
+
+/* The event at a place of the folder's array: new reference or NULL. */
+static json_t *event_unpack(json_t *slot)
+{
+	if (!json_is_string(slot))
+		return json_incref(slot);
+	return json_loadb(json_string_value(slot), json_string_length(slot),
+			  JSON_ALLOW_NUL, NULL);
+}
+
 static enum lf_err fold_decision(const json_t *row, json_t *all, json_t *index,
 				 struct lf_why *why)
 {
@@ -108,6 +147,12 @@ static enum lf_err fold_decision(const json_t *row, json_t *all, json_t *index,
 			       "row %lld: a second decision for call '%s'",
 			       (long long)row_number(row), id);
 	ev = event_from_decision(row);
+	if (ev && !event_open(ev)) {
+		json_t *packed = event_pack(ev);
+
+		json_decref(ev);
+		ev = packed;
+	}
 	if (!ev ||
 	    json_object_set_new(
 		    index, id,
@@ -122,20 +167,18 @@ static enum lf_err fold_result(const json_t *row, json_t *all, json_t *index,
 {
 	const char *id = json_string_value(json_object_get(row, "call_id"));
 	json_t *slot = id ? json_object_get(index, id) : NULL;
-	json_t *ev;
-	const char *mode, *status;
-	size_t i;
+	json_t *ev, *packed;
+	size_t i, at;
 
 	if (!slot)
 		return lf_fail(
 			why, LF_VERIFY,
 			"row %lld: a result for call '%s' that was never decided",
 			(long long)row_number(row), id ? id : "");
-	ev = json_array_get(all, (size_t)json_integer_value(slot));
-	mode = json_string_value(json_object_get(ev, "mode"));
-	status = json_string_value(json_object_get(ev, "completion_status"));
-	if (!mode || strcmp(mode, "pass") != 0 || !status ||
-	    strcmp(status, "pending") != 0)
+	at = (size_t)json_integer_value(slot);
+	ev = json_array_get(all, at);
+	/* A packed event is settled: only an open one takes a result. */
+	if (!json_is_object(ev) || !event_open(ev))
 		return lf_fail(why, LF_VERIFY,
 			       "row %lld: a second result for call '%s'",
 			       (long long)row_number(row), id);
@@ -150,6 +193,9 @@ static enum lf_err fold_result(const json_t *row, json_t *all, json_t *index,
 	}
 	set_authority(ev);
 	json_object_set_new(ev, "result_row", json_integer(row_number(row)));
+	packed = event_pack(ev);
+	if (!packed || json_array_set_new(all, at, packed) != 0)
+		return lf_fail(why, LF_NOMEM, "out of memory");
 	return LF_OK;
 }
 
@@ -216,6 +262,18 @@ const char *evidence_folder_why(const struct evidence_folder *f)
 	return f && f->refused ? f->why.msg : NULL;
 }
 
+/*
+ * A call belongs to the turn of its decision, even when its result row
+ * was written later; turn 0: every turn.
+ */
+static bool event_in_turn(const json_t *ev, unsigned long turn)
+{
+	json_t *t = json_object_get(ev, "turn");
+
+	return !turn || (json_is_integer(t) &&
+			 json_integer_value(t) == (json_int_t)turn);
+}
+
 enum lf_err evidence_folder_end(struct evidence_folder *f, unsigned long turn,
 				json_t **out, struct lf_why *why)
 {
@@ -223,26 +281,71 @@ enum lf_err evidence_folder_end(struct evidence_folder *f, unsigned long turn,
 	size_t i;
 
 	*out = NULL;
-	/*
-	 * A call belongs to the turn of its decision, even when its result
-	 * row was written later.
-	 */
-	if (turn) {
-		sel = json_array();
-		if (!sel)
+	sel = json_array();
+	if (!sel)
+		return lf_fail(why, LF_NOMEM, "out of memory");
+	for (i = 0; i < json_array_size(f->all); i++) {
+		ev = event_unpack(json_array_get(f->all, i));
+		if (!ev || (event_in_turn(ev, turn) &&
+			    json_array_append(sel, ev) != 0)) {
+			json_decref(ev);
+			json_decref(sel);
 			return lf_fail(why, LF_NOMEM, "out of memory");
-		json_array_foreach(f->all, i, ev)
-		{
-			json_t *t = json_object_get(ev, "turn");
-
-			if (json_is_integer(t) &&
-			    json_integer_value(t) == (json_int_t)turn)
-				json_array_append(sel, ev);
 		}
-		*out = sel;
-	} else {
-		*out = json_incref(f->all);
+		json_decref(ev);
 	}
+	*out = sel;
+	return LF_OK;
+}
+
+/* One event, each line after its first indented as an array's member. */
+static int event_write(FILE *out, const json_t *ev, size_t flags, size_t pad)
+{
+	char *text = json_dumps(ev, flags), *p, *nl;
+	int rc = 0;
+
+	if (!text)
+		return -1;
+	for (p = text; (nl = strchr(p, '\n')); p = nl + 1)
+		if (fwrite(p, 1, (size_t)(nl - p) + 1, out) !=
+			    (size_t)(nl - p) + 1 ||
+		    fprintf(out, "%*s", (int)pad, "") < 0)
+			rc = -1;
+	if (fputs(p, out) == EOF)
+		rc = -1;
+	free(text);
+	return rc;
+}
+
+enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
+				  size_t flags, FILE *out, struct lf_why *why)
+{
+	size_t pad = flags & JSON_MAX_INDENT, i, n = 0;
+	/* Between members: a newline follows when indented. */
+	const char *sep = pad || (flags & JSON_COMPACT) ? "," : ", ";
+	json_t *ev;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < json_array_size(f->all); i++) {
+		ev = event_unpack(json_array_get(f->all, i));
+		if (!ev)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		if (event_in_turn(ev, turn)) {
+			/* As json_dumpf lays out an array, a member at a time. */
+			if (fputs(n++ ? sep : "[", out) == EOF ||
+			    (pad && fprintf(out, "\n%*s", (int)pad, "") < 0) ||
+			    event_write(out, ev, flags, pad) < 0)
+				rc = -1;
+		}
+		json_decref(ev);
+	}
+	if (rc == 0 && n && pad && fputc('\n', out) == EOF)
+		rc = -1;
+	if (rc == 0 && fputs(n ? "]" : "[]", out) == EOF)
+		rc = -1;
+	if (rc)
+		return lf_fail(why, LF_IO, "cannot write the events: %s",
+			       strerror(errno));
 	return LF_OK;
 }
 

@@ -8,6 +8,7 @@
 #define LF_EVIDENCE_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "err.h"
 
@@ -47,6 +48,13 @@ enum lf_err evidence_folder_row(struct evidence_folder *f, const json_t *row,
 enum lf_err evidence_folder_end(struct evidence_folder *f, unsigned long turn,
 				json_t **out, struct lf_why *why);
 void evidence_folder_free(struct evidence_folder *f);
+/*
+ * Instead of evidence_folder_end: write the events to out as
+ * json_dumpf(events, flags) would (flags: JSON_INDENT, JSON_SORT_KEYS),
+ * one event in memory at a time.  LF_IO when out takes no more.
+ */
+enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
+				  size_t flags, FILE *out, struct lf_why *why);
 /*
  * A ledger_row_cb (ledger.h) folding each row into ctx, a folder: a row
  * it refuses stops the scan, and evidence_folder_why says why (NULL when

@@ -255,6 +255,86 @@ Test(evidence, folding_row_by_row_gives_the_events_of_the_whole_array)
 	json_decref(all);
 }
 
+/* evidence_folder_write, into memory: the text, or NULL. */
+static char *written(struct evidence_folder *f, unsigned long turn,
+		     size_t flags)
+{
+	struct lf_why why = {{0}};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	cr_assert_not_null(m);
+	cr_assert_eq(evidence_folder_write(f, turn, flags, m, &why), LF_OK,
+		     "%s", why.msg);
+	cr_assert_eq(fclose(m), 0);
+	return text;
+}
+
+/*
+ * A settled event is kept as its compact text and written an event at a
+ * time: the bytes must be those of json_dumps of the whole array, for
+ * each layout, turn, and value a row can hold (reals, escapes, a NUL,
+ * text beyond ASCII, nested members), settled or still pending.
+ */
+Test(evidence, written_events_are_the_bytes_json_dumps_gives_the_array)
+{
+	static const char *const extra[] = {
+		"{\"row\":101,\"phase\":\"decision\",\"call_id\":\"x1\",\"sequence\":101,\"tool\":\"t\",\"args\":{\"r\":0.1,\"big\":1e300,\"neg\":-0.0,\"s\":\"a\\u0000b\\n\\\"q\\\"\",\"u\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",\"deep\":{\"z\":[1,{\"y\":[]},{}],\"a\":null}},\"mode\":\"mock\",\"turn\":2,\"returned\":{\"k\":[0.5,true]},\"completion_status\":\"complete\"}",
+		"{\"row\":102,\"phase\":\"decision\",\"call_id\":\"x2\",\"sequence\":102,\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":2,\"completion_status\":\"pending\"}",
+		"{\"row\":103,\"phase\":\"decision\",\"call_id\":\"x3\",\"sequence\":103,\"tool\":\"t\",\"args\":{},\"mode\":\"pass\",\"turn\":2,\"completion_status\":\"pending\"}",
+		"{\"row\":104,\"phase\":\"completion\",\"call_id\":\"x3\",\"returned\":{\"v\":2.5},\"is_error\":false,\"real_executed\":true,\"execution_status\":\"executed\",\"result_source\":\"target_reported\",\"completion_status\":\"complete\"}",
+	};
+	static const size_t layouts[] = {
+		JSON_INDENT(2),
+		JSON_INDENT(2) | JSON_SORT_KEYS,
+		JSON_INDENT(4),
+		JSON_COMPACT,
+		0,
+	};
+	static const unsigned long turns[] = {0, 1, 2, 99};
+	struct evidence_folder *f = evidence_folder_new();
+	struct lf_why why = {{0}};
+	json_t *rows = fx_rows(), *row, *all = NULL;
+	size_t i, j;
+
+	cr_assert_not_null(f);
+	for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+		row = json_loads(extra[i], JSON_ALLOW_NUL, NULL);
+		cr_assert_not_null(row, "extra row %zu", i);
+		json_array_append_new(rows, row);
+	}
+	json_array_foreach(rows, i, row)
+	{
+		cr_assert_eq(evidence_folder_row(f, row, &why), LF_OK, "%s",
+			     why.msg);
+	}
+	for (i = 0; i < sizeof(turns) / sizeof(turns[0]); i++) {
+		cr_assert_eq(evidence_folder_end(f, turns[i], &all, &why),
+			     LF_OK);
+		for (j = 0; j < sizeof(layouts) / sizeof(layouts[0]); j++) {
+			char *want = json_dumps(all, layouts[j]),
+			     *got = written(f, turns[i], layouts[j]);
+
+			cr_assert_not_null(want);
+			cr_assert_str_eq(got, want, "turn %lu, layout %zu",
+					 turns[i], j);
+			free(want);
+			free(got);
+		}
+		json_decref(all);
+	}
+	/* The settled pass refuses a second result, packed or not. */
+	row = json_loads(extra[3], 0, NULL);
+	json_object_set_new(row, "row", json_integer(105));
+	cr_assert_eq(evidence_folder_row(f, row, &why), LF_VERIFY);
+	cr_assert(strstr(why.msg, "a second result for call 'x3'"), "%s",
+		  why.msg);
+	json_decref(row);
+	evidence_folder_free(f);
+	json_decref(rows);
+}
+
 /* ---- the command ---- */
 
 static int run(char **out, char **err, const char *const *argv)
