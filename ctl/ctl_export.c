@@ -97,8 +97,9 @@ static char *json_text(json_t *o, size_t *len)
 }
 
 /*
- * evidence.json: the events as json_text lays them out, written an event
- * at a time, so a large case's are never all parsed at once.
+ * evidence.json: the events byte for byte as `ledgerctl evidence` prints
+ * them (ledgerctl(1) export), written an event at a time, so a large
+ * case's are never all parsed at once.
  */
 static char *evidence_text(struct evidence_folder *rows, size_t *len)
 {
@@ -109,8 +110,7 @@ static char *evidence_text(struct evidence_folder *rows, size_t *len)
 
 	if (!f)
 		return NULL;
-	if (evidence_folder_write(rows, 0, JSON_INDENT(2) | JSON_SORT_KEYS, f,
-				  &why) != LF_OK ||
+	if (evidence_folder_write(rows, 0, JSON_INDENT(2), f, &why) != LF_OK ||
 	    fputc('\n', f) == EOF) {
 		fclose(f);
 		free(out);

@@ -34,6 +34,14 @@ rule_has evidence "$(cat "$work/x/E/evidence.json")" '"call_id": "c2"'
 rule_has report "$(cat "$work/x/E/verify.json")" '"verdict": "ok"'
 rule_end
 
+# ledgerctl(1) export: evidence.json as `evidence` prints it, byte for byte.
+rule_begin export_evidence_is_what_evidence_prints
+ctl evidence "$mnt/cases/E" >"$work/E.evidence" 2>"$work/E.evidence.err" ||
+	rule_fail "evidence: $(cat "$work/E.evidence.err")"
+cmp -s "$work/x/E/evidence.json" "$work/E.evidence" ||
+	rule_fail "differs: $(diff "$work/x/E/evidence.json" "$work/E.evidence" | head -5 | tr '\n' ' ')"
+rule_end
+
 out=$(ctl verify "$tarf" --key "$key" --seal-key "$work/E.k0" 2>&1)
 rc=$?
 rule_begin verify_tar_accepts_the_export
