@@ -335,6 +335,115 @@ Test(evidence, written_events_are_the_bytes_json_dumps_gives_the_array)
 	json_decref(rows);
 }
 
+/* A value of every JSON kind, nested up to depth, from a fixed sequence. */
+static json_t *random_value(unsigned *seed, int depth)
+{
+	static const char *const texts[] = {
+		"",
+		"a",
+		"\"q\"",
+		"back\\slash",
+		"tab\tnew\nline",
+		"\xc3\xa9t\xc3\xa9",
+		"\xf0\x9f\x98\x80",
+		"\x01\x1f",
+		"/",
+	};
+	static const double reals[] = {0.1, -2.5, 1e300, 3.0, 1e-7, -0.0};
+	int kind = (int)(rand_r(seed) % (depth > 0 ? 8u : 6u));
+	json_t *v;
+	int i, n;
+
+	switch (kind) {
+	case 0:
+		return json_null();
+	case 1:
+		return json_boolean(rand_r(seed) & 1);
+	case 2:
+		return json_integer((json_int_t)rand_r(seed) - RAND_MAX / 2);
+	case 3:
+		return json_real(reals[rand_r(seed) % 6]);
+	case 4:
+		return json_string(texts[rand_r(seed) % 9]);
+	case 5:
+		return json_stringn("n\0ul", 4);
+	case 6:
+		v = json_array();
+		n = (int)(rand_r(seed) % 4);
+		for (i = 0; i < n; i++)
+			json_array_append_new(v, random_value(seed, depth - 1));
+		return v;
+	default:
+		v = json_object();
+		n = (int)(rand_r(seed) % 4);
+		for (i = 0; i < n; i++) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "k%u", rand_r(seed) % 10);
+			json_object_set_new(v, key,
+					    random_value(seed, depth - 1));
+		}
+		return v;
+	}
+}
+
+/* Many calls of random arguments and results, settled or not. */
+Test(evidence, written_random_events_are_the_bytes_json_dumps_gives)
+{
+	static const char *const modes[] = {"pass", "mock", "block"};
+	struct evidence_folder *f = evidence_folder_new();
+	struct lf_why why = {{0}};
+	unsigned seed = 1, r = 0, i;
+	json_t *row, *all = NULL;
+
+	cr_assert_not_null(f);
+	for (i = 1; i <= 300; i++) {
+		const char *mode = modes[rand_r(&seed) % 3];
+		char id[16];
+
+		snprintf(id, sizeof(id), "r%u", i);
+		row = json_pack("{s:I,s:s,s:s,s:I,s:s,s:o,s:s,s:I,s:s,s:o}",
+				"row", (json_int_t)++r, "phase", "decision",
+				"call_id", id, "sequence", (json_int_t)i,
+				"tool", "t", "args",
+				json_pack("{s:o}", "a", random_value(&seed, 3)),
+				"mode", mode, "turn", (json_int_t)(1 + i / 100),
+				"completion_status",
+				strcmp(mode, "pass") ? "complete" : "pending",
+				"returned", random_value(&seed, 3));
+		cr_assert_eq(evidence_folder_row(f, row, &why), LF_OK, "%s",
+			     why.msg);
+		json_decref(row);
+		if (strcmp(mode, "pass") || rand_r(&seed) % 4 == 0)
+			continue;
+		row = json_pack("{s:I,s:s,s:s,s:o,s:b,s:b,s:s,s:s,s:s}", "row",
+				(json_int_t)++r, "phase", "completion",
+				"call_id", id, "returned",
+				random_value(&seed, 3), "is_error", 0,
+				"real_executed", 1, "execution_status",
+				"executed", "result_source", "target_reported",
+				"completion_status", "complete");
+		cr_assert_eq(evidence_folder_row(f, row, &why), LF_OK, "%s",
+			     why.msg);
+		json_decref(row);
+	}
+	for (i = 0; i <= 4; i++) {
+		size_t flags = i % 2 ? JSON_INDENT(2)
+				     : JSON_INDENT(2) | JSON_SORT_KEYS;
+		char *want, *got;
+
+		cr_assert_eq(evidence_folder_end(f, i, &all, &why), LF_OK);
+		want = json_dumps(all, flags);
+		got = written(f, i, flags);
+		cr_assert_not_null(want);
+		cr_assert_str_eq(got, want, "turn %u", i);
+		free(want);
+		free(got);
+		json_decref(all);
+	}
+	evidence_folder_free(f);
+}
+
 /* ---- the command ---- */
 
 static int run(char **out, char **err, const char *const *argv)
