@@ -317,6 +317,64 @@ static int event_write(FILE *out, const json_t *ev, size_t flags, size_t pad)
 	return rc;
 }
 
+/* A newline, then the indentation of depth levels of pad spaces. */
+static int event_newline(FILE *out, size_t depth, size_t pad)
+{
+	return fprintf(out, "\n%*s", (int)(depth * pad), "") < 0 ? -1 : 0;
+}
+
+/*
+ * A packed event laid out as json_dumps(ev, JSON_INDENT(pad)) would lay
+ * it out, as a member of an array: the compact text json_dumps made of
+ * the same event, re-indented, so no event is parsed back.  Outside its
+ * strings compact text has no space: after '{' or '[' (unless empty) and
+ * after ',' comes a newline, before '}' or ']' one, after ':' a space.
+ */
+static int event_write_packed(FILE *out, const char *s, size_t n, size_t pad)
+{
+	size_t i, run = 0, depth = 1;
+	bool quoted = false;
+	char c;
+
+	for (i = 0; i < n; i++) {
+		c = s[i];
+		if (quoted) {
+			if (c == '\\')
+				i++; /* \X and \uXXXX: nothing after X is special */
+			else if (c == '"')
+				quoted = false;
+			continue;
+		}
+		if (c == '"') {
+			quoted = true;
+			continue;
+		}
+		if (!strchr("{[]},:", c))
+			continue;
+		fwrite(s + run, 1, i - run, out);
+		run = i + 1;
+		/* {} and [] stay as they are. */
+		if ((c == '{' || c == '[') && i + 1 < n &&
+		    s[i + 1] == (c == '{' ? '}' : ']')) {
+			fwrite(s + i, 1, 2, out);
+			run = ++i + 1;
+		} else if (c == '{' || c == '[') {
+			fputc(c, out);
+			event_newline(out, ++depth, pad);
+		} else if (c == '}' || c == ']') {
+			event_newline(out, --depth, pad);
+			fputc(c, out);
+		} else if (c == ',') {
+			fputc(c, out);
+			event_newline(out, depth, pad);
+		} else {
+			fputs(": ", out);
+		}
+	}
+	fwrite(s + run, 1, n - run, out);
+	return ferror(out) ? -1 : 0;
+}
+
 enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
 				  size_t flags, FILE *out, struct lf_why *why)
 {
@@ -327,13 +385,26 @@ enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
 	int rc = 0;
 
 	for (i = 0; rc == 0 && i < json_array_size(f->all); i++) {
-		ev = event_unpack(json_array_get(f->all, i));
+		json_t *slot = json_array_get(f->all, i);
+
+		/* Every turn, indented alone: the packed text re-indented. */
+		if (json_is_string(slot) && !turn && pad &&
+		    flags == JSON_INDENT(pad)) {
+			if (fputs(n++ ? sep : "[", out) == EOF ||
+			    event_newline(out, 1, pad) < 0 ||
+			    event_write_packed(out, json_string_value(slot),
+					       json_string_length(slot),
+					       pad) < 0)
+				rc = -1;
+			continue;
+		}
+		ev = event_unpack(slot);
 		if (!ev)
 			return lf_fail(why, LF_NOMEM, "out of memory");
 		if (event_in_turn(ev, turn)) {
 			/* As json_dumpf lays out an array, a member at a time. */
 			if (fputs(n++ ? sep : "[", out) == EOF ||
-			    (pad && fprintf(out, "\n%*s", (int)pad, "") < 0) ||
+			    (pad && event_newline(out, 1, pad) < 0) ||
 			    event_write(out, ev, flags, pad) < 0)
 				rc = -1;
 		}
