@@ -160,10 +160,10 @@ lf_setup() {
 # lf_start [DAEMON OPTIONS...]: start on $mnt, wait until it serves.
 # LF_DAEMON_OPTS adds options to every start, to run tests again in
 # another mode: with --sync=journal every test passes but those that need
-# another file system (a small image, ramfs) or another --sync; with
-# --pad-ledger=64K the tests that read the backing ledger's bytes (grep,
-# tail, cmp with the view) find its padding, as ledgerfs-ledger(5)
-# PADDING says they would.
+# another file system (a tmpfs of 1 or 2 MiB, ramfs) or another --sync;
+# with --pad-ledger=64K the tests that read the backing ledger's bytes
+# (grep, tail, cmp with the view) find its padding, as
+# ledgerfs-ledger(5) PADDING says they would.
 lf_start() {
 	lf_nstart=$((lf_nstart + 1))
 	"$LEDGERFS" -f --backing="$backing" --key="$key" ${LF_DAEMON_OPTS:-} "$@" "$mnt" \
