@@ -448,9 +448,9 @@ int ctl_evidence_main(int argc, char **argv)
 	chain_init();
 	/* Written an event at a time: a large case's are never all parsed. */
 	rc = load_folder(&a, &rows);
-	if (rc == EV_OK && (evidence_folder_write(rows, a.turn, JSON_INDENT(2),
-						  stdout, &why) != LF_OK ||
-			    putchar('\n') == EOF || fflush(stdout) != 0)) {
+	if (rc == EV_OK &&
+	    (evidence_folder_print(rows, a.turn, stdout, &why) != LF_OK ||
+	     fflush(stdout) != 0)) {
 		fprintf(stderr, "ledgerctl evidence: %s\n",
 			why.msg[0] ? why.msg : strerror(errno));
 		rc = EV_USAGE_ERR;

@@ -110,8 +110,7 @@ static char *evidence_text(struct evidence_folder *rows, size_t *len)
 
 	if (!f)
 		return NULL;
-	if (evidence_folder_write(rows, 0, JSON_INDENT(2), f, &why) != LF_OK ||
-	    fputc('\n', f) == EOF) {
+	if (evidence_folder_print(rows, 0, f, &why) != LF_OK) {
 		fclose(f);
 		free(out);
 		return NULL;

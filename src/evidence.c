@@ -386,28 +386,25 @@ enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
 
 	for (i = 0; rc == 0 && i < json_array_size(f->all); i++) {
 		json_t *slot = json_array_get(f->all, i);
-
 		/* Every turn, indented alone: the packed text re-indented. */
-		if (json_is_string(slot) && !turn && pad &&
-		    flags == JSON_INDENT(pad)) {
-			if (fputs(n++ ? sep : "[", out) == EOF ||
-			    event_newline(out, 1, pad) < 0 ||
-			    event_write_packed(out, json_string_value(slot),
-					       json_string_length(slot),
-					       pad) < 0)
-				rc = -1;
+		bool as_packed = json_is_string(slot) && !turn && pad &&
+				 flags == JSON_INDENT(pad);
+
+		ev = as_packed ? NULL : event_unpack(slot);
+		if (!as_packed && !ev)
+			return lf_fail(why, LF_NOMEM, "out of memory");
+		if (!as_packed && !event_in_turn(ev, turn)) {
+			json_decref(ev);
 			continue;
 		}
-		ev = event_unpack(slot);
-		if (!ev)
-			return lf_fail(why, LF_NOMEM, "out of memory");
-		if (event_in_turn(ev, turn)) {
-			/* As json_dumpf lays out an array, a member at a time. */
-			if (fputs(n++ ? sep : "[", out) == EOF ||
-			    (pad && event_newline(out, 1, pad) < 0) ||
-			    event_write(out, ev, flags, pad) < 0)
-				rc = -1;
-		}
+		/* As json_dumpf lays out an array, a member at a time. */
+		if (fputs(n++ ? sep : "[", out) == EOF ||
+		    (pad && event_newline(out, 1, pad) < 0) ||
+		    (as_packed
+			     ? event_write_packed(out, json_string_value(slot),
+						  json_string_length(slot), pad)
+			     : event_write(out, ev, flags, pad)) < 0)
+			rc = -1;
 		json_decref(ev);
 	}
 	if (rc == 0 && n && pad && fputc('\n', out) == EOF)
@@ -418,6 +415,18 @@ enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
 		return lf_fail(why, LF_IO, "cannot write the events: %s",
 			       strerror(errno));
 	return LF_OK;
+}
+
+enum lf_err evidence_folder_print(struct evidence_folder *f, unsigned long turn,
+				  FILE *out, struct lf_why *why)
+{
+	enum lf_err e =
+		evidence_folder_write(f, turn, JSON_INDENT(2), out, why);
+
+	if (e == LF_OK && fputc('\n', out) == EOF)
+		e = lf_fail(why, LF_IO, "cannot write the events: %s",
+			    strerror(errno));
+	return e;
 }
 
 enum lf_err evidence_fold(const json_t *rows, unsigned long turn, json_t **out,

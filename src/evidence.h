@@ -56,6 +56,13 @@ void evidence_folder_free(struct evidence_folder *f);
 enum lf_err evidence_folder_write(struct evidence_folder *f, unsigned long turn,
 				  size_t flags, FILE *out, struct lf_why *why);
 /*
+ * The evidence document (ledgerctl(1) evidence, and export's
+ * evidence.json, byte for byte): evidence_folder_write with two spaces
+ * of indentation, then a newline.
+ */
+enum lf_err evidence_folder_print(struct evidence_folder *f, unsigned long turn,
+				  FILE *out, struct lf_why *why);
+/*
  * A ledger_row_cb (ledger.h) folding each row into ctx, a folder: a row
  * it refuses stops the scan, and evidence_folder_why says why (NULL when
  * no row was refused).
