@@ -173,15 +173,15 @@ json_t *yaml11_resolve_plain(const char *s, const char **problem)
 		v = json_real(sign * (sx + strtod(clean, NULL)));
 		goto done;
 	}
-	/* Floats: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?, or \.[0-9_]+
-	 * with that exponent and no sign. */
+	/* Floats: [-+]?[0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?, or
+	 * \.[0-9][0-9_]* with that exponent and no sign. */
 	{
 		const char *p = d;
 
 		n = run_of(p, "0123456789_");
 		if (n ? *p >= '0' && *p <= '9' : (p == s && *p == '.')) {
 			p += n;
-			if (*p == '.') {
+			if (*p == '.' && (n || (p[1] >= '0' && p[1] <= '9'))) {
 				p++;
 				i = run_of(p, "0123456789_");
 				p += i;
