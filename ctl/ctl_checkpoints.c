@@ -219,7 +219,7 @@ void ctl_ckpts_free(struct ctl_ckpts *s)
 	s->n = s->cap = 0;
 }
 
-/* What ckpts_required's walk carries. */
+/* What ctl_ckpts_required's walk carries. */
 struct ckpts_walk {
 	const struct ctl_ckpts *s;
 	uint64_t row;	  /* rows seen */
@@ -259,7 +259,7 @@ static bool ckpts_walk_row(void *ctx, const char *line, size_t n)
  * rewritten unseen.  good_bytes: the rows that verified.  0, 1 (bad, in
  * s->bad) or 2.
  */
-static int ckpts_required(struct ctl_ckpts *s, int fd, long long good_bytes)
+int ctl_ckpts_required(struct ctl_ckpts *s, int fd, long long good_bytes)
 {
 	struct ckpts_walk w = {.s = s};
 	struct lf_why why = {{0}};
@@ -303,7 +303,7 @@ int ctl_verify_own_checkpoints(const char *dir, const char *text, size_t len,
 	if (rc == 0 && s.n)
 		rc = ctl_ckpts_check(&s, &t, &k);
 	if (rc == 0 && v->sealed)
-		rc = ckpts_required(&s, fd, v->good_bytes);
+		rc = ctl_ckpts_required(&s, fd, v->good_bytes);
 	if (rc == 0) {
 		v->checkpoints = (long long)s.n;
 		v->checkpoint_rows = s.n ? s.v[s.n - 1].cp.size : 0;

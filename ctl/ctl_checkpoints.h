@@ -35,6 +35,12 @@ int ctl_ckpts_add_folder(struct ctl_ckpts *s, const char *dir,
 /* Every checkpoint against the tree and each other (sorts them). */
 int ctl_ckpts_check(struct ctl_ckpts *s, const struct ctl_tree *t,
 		    const struct note_key *k);
+/*
+ * A sealed ledger's turn and case_closed rows each need a checkpoint of
+ * their size in s (the daemon keeps one of each): fd's first good_bytes
+ * are its rows, verified.
+ */
+int ctl_ckpts_required(struct ctl_ckpts *s, int fd, long long good_bytes);
 void ctl_ckpts_free(struct ctl_ckpts *s);
 
 #endif

@@ -103,8 +103,10 @@ int ctl_tree_load(const char *cmd, int fd, unsigned long long signed_rows,
 		printf("bad: %s\n", why.msg);
 		return 1;
 	}
-	return ctl_tree_load_verified(cmd, fd, rep.head.rows, rep.good_bytes,
-				      t);
+	if (ctl_tree_load_verified(cmd, fd, rep.head.rows, rep.good_bytes, t))
+		return 2;
+	t->sealed = rep.sealed;
+	return 0;
 }
 
 int ctl_tree_load_verified(const char *cmd, int fd, unsigned long long rows,
@@ -115,6 +117,7 @@ int ctl_tree_load_verified(const char *cmd, int fd, unsigned long long rows,
 	long ncpu;
 
 	memset(t, 0, sizeof(*t));
+	t->good_bytes = good_bytes;
 	if (rows && ctl_tree_case_id(fd, t) < 0) {
 		fprintf(stderr, "ledgerctl %s: cannot read row 1's case_id\n",
 			cmd);

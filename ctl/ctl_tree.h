@@ -7,6 +7,7 @@
 #ifndef LF_CTL_TREE_H
 #define LF_CTL_TREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,7 +18,9 @@
 struct ctl_tree {
 	merkle_hash *leaves; /* malloc'd */
 	uint64_t n;
-	char case_id[129]; /* from row 1; "" when the ledger is empty */
+	char case_id[129];    /* from row 1; "" when the ledger is empty */
+	long long good_bytes; /* the rows' bytes */
+	bool sealed;	      /* row 1 has an epoch (ctl_tree_load) */
 };
 
 /*

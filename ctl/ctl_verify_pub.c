@@ -24,9 +24,44 @@
 #define VERIFY_PUB_USAGE                                                       \
 	"usage: ledgerctl verify --pubkey=VKEY LEDGER [CHECKPOINT ...]\n"
 
+/*
+ * Every kept checkpoint a sealed case's turns and close need (verify
+ * --key holds it too).  A live case signs the one of a turn or of its
+ * close right after the row, so checkpoints read before the ledger may
+ * lack one of a row the ledger read holds: a folder's are then read
+ * again, and those within the rows read checked against the tree too.
+ */
+static int verify_pub_required(struct ctl_ckpts *s, const char *folder, int fd,
+			       const struct ctl_tree *t,
+			       const struct note_key *k)
+{
+	struct ctl_ckpts late = {0};
+	size_t i, n = 0;
+	int rc = ctl_ckpts_required(s, fd, t->good_bytes);
+
+	if (rc != 1 || !folder)
+		return rc;
+	rc = ctl_ckpts_add_folder(&late, folder, k);
+	for (i = 0; !rc && i < late.n; i++)
+		if (late.v[i].cp.size <= t->n)
+			late.v[n++] = late.v[i];
+		else
+			free(late.v[i].label);
+	if (!rc) {
+		late.n = n;
+		rc = ctl_ckpts_check(&late, t, k);
+	}
+	if (!rc)
+		rc = ctl_ckpts_required(&late, fd, t->good_bytes);
+	if (rc == 1 && late.bad[0])
+		memcpy(s->bad, late.bad, sizeof(s->bad));
+	ctl_ckpts_free(&late);
+	return rc;
+}
+
 int ctl_verify_pub_main(int argc, char **argv)
 {
-	const char *vkey = NULL, *ledger = NULL;
+	const char *vkey = NULL, *ledger = NULL, *folder = NULL;
 	struct ctl_ckpts s = {0};
 	struct ctl_tree t = {0};
 	struct note_key k;
@@ -36,7 +71,7 @@ int ctl_verify_pub_main(int argc, char **argv)
 	int i, fd = -1, rc = 2;
 	size_t j, tar_len = 0;
 	unsigned long long signed_rows = 0;
-	bool is_tar;
+	bool is_tar, own;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -80,12 +115,16 @@ int ctl_verify_pub_main(int argc, char **argv)
 			continue;
 		rc = ctl_ckpts_add(&s, argv[i], &k);
 	}
+	/* None given: the case's own, every one it keeps (below). */
+	own = s.n == 0;
 	if (!rc && s.n == 0 && tar_ckpts) {
 		snprintf(label, sizeof(label), "%s:checkpoints", ledger);
 		rc = ctl_ckpts_add_text(&s, label, tar_ckpts, tar_len, &k);
 	}
-	if (!rc && s.n == 0 && stat(ledger, &st) == 0 && S_ISDIR(st.st_mode))
+	if (!rc && s.n == 0 && stat(ledger, &st) == 0 && S_ISDIR(st.st_mode)) {
+		folder = ledger;
 		rc = ctl_ckpts_add_folder(&s, ledger, &k);
+	}
 	if (rc)
 		goto out;
 	if (!is_tar)
@@ -105,8 +144,6 @@ int ctl_verify_pub_main(int argc, char **argv)
 		if (s.v[j].cp.size > signed_rows)
 			signed_rows = s.v[j].cp.size;
 	rc = ctl_tree_load("verify", fd, signed_rows, &t);
-	close(fd);
-	fd = -1;
 	if (rc)
 		goto out;
 	if (s.n == 0) {
@@ -115,6 +152,13 @@ int ctl_verify_pub_main(int argc, char **argv)
 		goto out;
 	}
 	rc = ctl_ckpts_check(&s, &t, &k);
+	/*
+	 * A folder's or an export's checkpoints are all the daemon kept; a
+	 * sealed case lacking one of a turn or of its close had them
+	 * removed.  Checkpoints given by name may be any of them.
+	 */
+	if (!rc && own && t.sealed)
+		rc = verify_pub_required(&s, folder, fd, &t, &k);
 	if (rc)
 		goto out;
 	merkle_root_of(t.leaves, t.n, root);

@@ -37,6 +37,15 @@ static bool ledger_mac_shaped(const struct ledger_fields *f)
 	return ledger_is_hex_tok(&f->mac) && f->mac_member[0] == ',';
 }
 
+/* Is the phase token "case_closed", after which no row may come? */
+static bool ledger_phase_closes(const struct ledger_tok *phase)
+{
+	static const char tok[] = "\"case_closed\"";
+
+	return phase->p && phase->n == sizeof(tok) - 1 &&
+	       memcmp(phase->p, tok, phase->n) == 0;
+}
+
 /*
  * Does a line worked out ahead pass every check of ledger_check_line that
  * neither its epoch, its MAC nor the reader's state decides?  bp: the
@@ -142,6 +151,7 @@ ledger_prescan_fields(struct ledger_prescan *ps, const char *s, size_t n,
 	ps->has_epoch = f->epoch.p != NULL;
 	ps->epoch_ok = ratchet_epoch_parse(f->epoch.p, f->epoch.n, &ps->epoch);
 	ps->ends_epoch = ratchet_phase_ends_epoch(f->phase.p, f->phase.n);
+	ps->closes = ledger_phase_closes(&f->phase);
 	ps->vouched =
 		before && ledger_prescan_vouches(ps, n, before, before_slot);
 	if (!key || !t || !t->mac || !f->mac.p || f->mac_member[0] != ',')
@@ -279,6 +289,7 @@ static int ledger_check_vouched(struct ledger_scan *st, const char *s, size_t n,
 		ratchet_walk_done_ends(&st->walk, ps->ends_epoch);
 	}
 	memcpy(st->prev, st->ahead_hex, sizeof(st->prev));
+	st->closed = ps->closes;
 	st->row = r;
 	return LF_OK;
 }
@@ -396,6 +407,10 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 
 	if (n > LEDGER_MAX_LINE)
 		return lf_fail(why, LF_VERIFY, "row %llu: line over 64 MiB", r);
+	/* ledgerfs-ledger(5) ROWS: no row ever follows case_closed. */
+	if (st->closed)
+		return lf_fail(why, LF_VERIFY,
+			       "row %llu: a row after case_closed", r);
 	vouched = ledger_check_vouched(st, s, n, r, why);
 	if (vouched >= 0)
 		return (enum lf_err)vouched;
@@ -464,6 +479,7 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 		memcpy(st->prev, hex, sizeof(st->prev));
 	else
 		chain_sha256_hex(s, n, st->prev);
+	st->closed = ledger_phase_closes(&f.phase);
 	st->row = r;
 	return LF_OK;
 }

@@ -23,6 +23,7 @@ struct ledger_scan {
 	void *ctx;
 	const char *const *members; /* ledger_reader */
 	bool sealed; /* row 1 has an epoch: forward-secure seals */
+	bool closed; /* a case_closed row was taken: no row may follow */
 	bool canon;  /* no key at all: check canonical form instead */
 	unsigned long long signed_rows; /* ledger_reader: not those rows */
 	struct ratchet_walk walk;
@@ -64,6 +65,7 @@ struct ledger_prescan {
 	 * (mac_ok) under key.
 	 */
 	bool vouched, has_epoch, epoch_ok, ends_epoch, mac_done, mac_ok;
+	bool closes; /* its phase is case_closed */
 	unsigned long long row, epoch;
 	unsigned char key[CHAIN_KEY_BYTES];
 	struct ledger_fields f;

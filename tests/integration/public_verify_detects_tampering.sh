@@ -198,6 +198,52 @@ out=$($VERIFY ledger --vkey "$work/vkey" "$work/rechained" "$P/checkpoint") &&
 rule_has "python" "$out" "signed root"
 rule_end
 
+rule_begin a_row_appended_after_case_closed_is_refused
+# ledgerfs-ledger(5) PHASES: no row ever follows case_closed.  A decision
+# row chained after it (its MAC is what public verification cannot check)
+# and the folder's checkpoints kept.
+cp -a "$P" "$work/after-close"
+python3 - "$work/after-close/ledger.jsonl" <<'PY'
+import hashlib, json, sys
+data = open(sys.argv[1], "rb").read()
+last = data.split(b"\n")[-2]
+row = json.loads(last)
+assert row["phase"] == "case_closed", row["phase"]
+new = {"case_id": row["case_id"], "row": row["row"] + 1, "time": row["time"],
+       "phase": "decision", "prev": hashlib.sha256(last).hexdigest(),
+       "mac": "0" * 64}
+if "epoch" in row:
+    new["epoch"] = row["epoch"] + 1
+line = json.dumps(new, separators=(",", ":"), sort_keys=True).encode()
+open(sys.argv[1], "ab").write(line + b"\n")
+PY
+n=$(wc -l <"$work/after-close/ledger.jsonl" | tr -d ' ')
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/after-close" 2>/dev/null) &&
+	rule_fail "ledgerctl accepted it"
+rule_has "ledgerctl" "$out" "row $n: a row after case_closed"
+out=$($VERIFY ledger --vkey "$work/vkey" "$work/after-close") &&
+	rule_fail "python accepted it"
+rule_has "python" "$out" "row $n: a row after case_closed"
+rule_end
+
+rule_begin a_sealed_case_missing_the_checkpoint_of_a_turn_is_refused
+# ledgerfs-ledger(5) SIGNED CHECKPOINTS: the daemon keeps one of every
+# turn and of the close; a folder or export without one had it removed.
+cp -a "$P" "$work/no-turn-ckpt"
+turn=$(grep -n '"phase":"turn"' "$P/ledger.jsonl" | head -1 | cut -d: -f1)
+kept=$work/no-turn-ckpt/checkpoints/$(printf %012d "$turn")
+[ -n "$turn" ] && [ -f "$kept" ] ||
+	rule_fail "no kept checkpoint of the turn at row $turn"
+rm -f "$kept"
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/no-turn-ckpt" 2>/dev/null) &&
+	rule_fail "ledgerctl accepted it"
+rule_has "ledgerctl" "$out" \
+	"bad: no signed checkpoint of the turn at row $turn: the checkpoints were removed"
+# Checkpoints named on the command line may be any of them.
+out=$("$LEDGERCTL" verify --pubkey="$work/vkey" "$work/no-turn-ckpt" \
+	"$work/no-turn-ckpt/checkpoint" 2>/dev/null) || rule_fail "named: $out"
+rule_end
+
 # Row K of the ledger written again with its members in reverse order (the
 # same JSON, not in canonical form) and the chain rebuilt after it.
 recanon() {

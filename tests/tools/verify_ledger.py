@@ -248,7 +248,10 @@ def check_chain(data):
     lines = data.split(b"\n")[:-1] if data else []
     prev = "0" * 64
     case_id = None
+    closed = False
     for i, line in enumerate(lines, 1):
+        if closed:
+            raise Bad("row %d: a row after case_closed" % i)
         try:
             row = json.loads(line.decode("utf-8"), object_pairs_hook=_no_dups)
         except (ValueError, UnicodeDecodeError):
@@ -267,6 +270,7 @@ def check_chain(data):
         if row["prev"] != prev:
             raise Bad("row %d: prev does not match row %d" % (i, i - 1))
         prev = hashlib.sha256(line).hexdigest()
+        closed = row["phase"] == "case_closed"
     return case_id or "", lines
 
 

@@ -1012,34 +1012,38 @@ Test(ledger, fixture_ledger_of_format_v1_still_verifies)
 	cr_assert_str_eq(why.msg, "row 4: mac does not match");
 }
 
-Test(ledger, verify_throughput_is_reported)
+/*
+ * Rows of case "bench" written straight to lpath (no fdatasync per row)
+ * in the ledger's format, MACed with the case key: rows of them, or
+ * (rows 0) until min_bytes are written; row closed_row (0: none) is a
+ * case_closed row.  Returns the rows written; *bytes their size.
+ */
+static unsigned long long write_plain_ledger(unsigned long long rows,
+					     long long min_bytes,
+					     unsigned long long closed_row,
+					     long long *bytes)
 {
-	const char *env = getenv("LEDGER_BENCH_MB");
-	long mb = env ? atol(env) : 16;
 	unsigned char ck[CHAIN_KEY_BYTES];
 	char prev[CHAIN_HEX_LEN + 1], mac[CHAIN_HEX_LEN + 1], pad[300];
 	char *body, *line;
-	struct ledger_report rep;
-	struct lf_why why = {{0}};
-	struct timespec t0, t1;
 	long long total = 0;
 	unsigned long long r;
 	FILE *f;
-	double s;
 	json_t *o;
 
-	/* Written directly (no fdatasync per row) in the ledger's format. */
 	memset(pad, 'x', sizeof(pad) - 1);
 	pad[220] = '\0';
 	memset(prev, '0', CHAIN_HEX_LEN);
 	prev[CHAIN_HEX_LEN] = '\0';
 	chain_case_key(key, "bench", ck);
 	f = fopen(lpath, "wb");
-	for (r = 1; total < mb * 1000000; r++) {
+	cr_assert_not_null(f);
+	for (r = 1; rows ? r <= rows : total < min_bytes; r++) {
 		o = json_pack("{s:s, s:I, s:s, s:s, s:s, s:{s:s, s:I}}",
 			      "case_id", "bench", "row", (json_int_t)r, "time",
 			      "2026-01-01T00:00:00.000000Z", "phase",
-			      "decision", "prev", prev, "args", "pad", pad, "n",
+			      r == closed_row ? "case_closed" : "decision",
+			      "prev", prev, "args", "pad", pad, "n",
 			      (json_int_t)r);
 		body = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 		chain_hmac_hex(ck, body, strlen(body), mac);
@@ -1052,7 +1056,23 @@ Test(ledger, verify_throughput_is_reported)
 		free(line);
 		json_decref(o);
 	}
-	fclose(f);
+	cr_assert_eq(fclose(f), 0);
+	*bytes = total;
+	return r - 1;
+}
+
+Test(ledger, verify_throughput_is_reported)
+{
+	const char *env = getenv("LEDGER_BENCH_MB");
+	long mb = env ? atol(env) : 16;
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
+	struct timespec t0, t1;
+	long long total;
+	unsigned long long rows;
+	double s;
+
+	rows = write_plain_ledger(0, mb * 1000000, 0, &total);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cr_assert_eq(verify_path(lpath, key, &rep, &why), LF_OK, "%s", why.msg);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1062,7 +1082,42 @@ Test(ledger, verify_throughput_is_reported)
 		"verify with key: %lld bytes, %llu rows (~%lld B/row) in %.3f s = %.0f MB/s",
 		total, rep.head.rows, total / (long long)rep.head.rows, s,
 		(double)total / s / 1e6);
-	cr_assert_eq(rep.head.rows, r - 1);
+	cr_assert_eq(rep.head.rows, rows);
+}
+
+/*
+ * ledgerfs-ledger(5) PHASES: no row ever follows case_closed.  A row
+ * after it, chained and MACed as the daemon would, fails with the key
+ * and without it (public verification), in a short ledger the reader
+ * checks alone and in one long enough for threads reading ahead.
+ */
+Test(ledger, a_row_after_case_closed_fails_verification)
+{
+	static const unsigned long long sizes[] = {3, 40000};
+	char want[64];
+	struct ledger_report rep;
+	struct lf_why why = {{0}};
+	long long bytes;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		/* Ending in case_closed is a closed case: it verifies. */
+		write_plain_ledger(sizes[i], 0, sizes[i], &bytes);
+		cr_assert_eq(verify_path(lpath, key, &rep, &why), LF_OK, "%s",
+			     why.msg);
+		cr_assert_eq(verify_path(lpath, NULL, &rep, &why), LF_OK, "%s",
+			     why.msg);
+		write_plain_ledger(sizes[i], 0, sizes[i] - 1, &bytes);
+		snprintf(want, sizeof(want),
+			 "row %llu: a row after case_closed", sizes[i]);
+		cr_assert_eq(verify_path(lpath, key, &rep, &why), LF_VERIFY,
+			     "%llu rows with the key", sizes[i]);
+		cr_assert(strstr(why.msg, want), "%s", why.msg);
+		cr_assert_eq(rep.bad_row, sizes[i]);
+		cr_assert_eq(verify_path(lpath, NULL, &rep, &why), LF_VERIFY,
+			     "%llu rows without a key", sizes[i]);
+		cr_assert(strstr(why.msg, want), "%s", why.msg);
+	}
 }
 
 Test(ledger, line_over_64_mib_is_refused_and_never_cut_as_torn)
