@@ -435,7 +435,7 @@ void relay_handle(struct relay *r, const struct relay_request *q,
 	struct lf_why why = {{0}};
 	json_error_t jerr;
 	json_t *payload;
-	size_t want;
+	size_t want, skip;
 
 	out->status = 0;
 	out->body = NULL;
@@ -457,7 +457,10 @@ void relay_handle(struct relay *r, const struct relay_request *q,
 		return invalid(out, "invalid mediation request size");
 	if (!q->body)
 		return; /* status 0: read the body */
-	payload = json_loadb(q->body, q->body_len, JSON_DECODE_ANY, &jerr);
+	/* Python's json.loads of bytes reads UTF-8 after a byte-order mark. */
+	skip = q->body_len >= 3 && !memcmp(q->body, "\xef\xbb\xbf", 3) ? 3 : 0;
+	payload = json_loadb(q->body + skip, q->body_len - skip,
+			     JSON_DECODE_ANY, &jerr);
 	if (!payload)
 		return invalid(out, jerr.text);
 	if (!json_is_object(payload))

@@ -287,3 +287,28 @@ Test(relay, the_size_check_comes_before_the_body_is_read)
 	cr_assert_eq(res.status, 401, "the token first");
 	free(res.body);
 }
+
+/*
+ * ASSERT reads a body with Python's json.loads of bytes, which takes
+ * UTF-8 after a byte-order mark; one alone, or one before other text, is
+ * still no JSON.
+ */
+Test(relay, a_body_after_a_utf8_byte_order_mark_is_read_as_python_reads_it)
+{
+	unsigned status;
+	json_t *v;
+
+	v = post("/mediate",
+		 "\xef\xbb\xbf" MEDIATE(
+			 "{\"id\":\"c1\",\"name\":\"t\",\"arguments\":{}}"),
+		 &status);
+	cr_assert_eq(status, 200, "%u", status);
+	cr_assert_eq(fk.calls, 1);
+	json_decref(v);
+	v = post("/mediate", "\xef\xbb\xbf", &status);
+	cr_assert_eq(status, 400);
+	json_decref(v);
+	v = post("/mediate", "\xef\xbb\xbf\xef\xbb\xbf{}", &status);
+	cr_assert_eq(status, 400);
+	json_decref(v);
+}
