@@ -84,7 +84,7 @@ int ctl_validate_main(int argc, char **argv)
 	if (mpath)
 		printf("%s: ok, %zu rules\n", mpath,
 		       json_array_size(json_object_get(mdoc, "mocks")));
-	gaps = mocks_uncovered(pdoc, lib);
+	gaps = mocks_uncovered(pdoc, lib, policy_cassettes(pol));
 	json_array_foreach(gaps, i, g)
 	{
 		printf("%s: %s (mode mock): no mock rule covers every call; "

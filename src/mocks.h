@@ -130,9 +130,11 @@ const char *mocks_cassette_refused(const json_t *cassettes, const char *stem);
 
 /*
  * Names of policy rules in mock mode that carry no payload of their own
- * and that no mock rule covers for every call (for `ledgerctl validate`).
+ * (cassettes: the policy's recordings, policy_cassettes, or NULL) and
+ * that no mock rule covers for every call (for `ledgerctl validate`).
  * New reference: a JSON array of strings.
  */
-json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib);
+json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib,
+			const json_t *cassettes);
 
 #endif

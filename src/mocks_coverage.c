@@ -15,12 +15,30 @@
 #include "policy.h"
 #include "pyval.h"
 
-static bool has_own_payload(const json_t *rule)
+/*
+ * A payload of the rule's own: mock, poison, inject, a cassette, its
+ * overrides (of the placeholder, when nothing else serves it), or the
+ * policy's recording named after its tool (no wildcard).
+ */
+static bool has_own_payload(const json_t *rule, const char *match,
+			    const json_t *cassettes)
 {
-	return json_object_get(rule, "mock") ||
-	       json_object_get(rule, "poison") ||
-	       json_object_get(rule, "inject") ||
-	       json_object_get(rule, "cassette");
+	struct lf_why why = {{0}};
+	bool named = false;
+	char *stem;
+
+	if (json_object_get(rule, "mock") || json_object_get(rule, "poison") ||
+	    json_object_get(rule, "inject") ||
+	    json_object_get(rule, "cassette") ||
+	    pyval_truthy(json_object_get(rule, "overrides")))
+		return true;
+	if (!cassettes || !match || strchr(match, '*'))
+		return false;
+	stem = mocks_cassette_stem(match, &why);
+	named = stem && json_object_get(cassettes, stem) &&
+		!mocks_cassette_refused(cassettes, stem);
+	free(stem);
+	return named;
 }
 
 /* A rule that fits every call to its tool: no case, when or state. */
@@ -64,7 +82,8 @@ static bool mock_mode(const json_t *rule)
 	       mode == LF_MODE_MOCK;
 }
 
-json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib)
+json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib,
+			const json_t *cassettes)
 {
 	json_t *out = json_array(), *rule;
 	const json_t *list, *def;
@@ -77,7 +96,8 @@ json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib)
 	json_array_foreach(list, i, rule)
 	{
 		match = json_string_value(json_object_get(rule, "match"));
-		if (!match || !mock_mode(rule) || has_own_payload(rule) ||
+		if (!match || !mock_mode(rule) ||
+		    has_own_payload(rule, match, cassettes) ||
 		    covered(match, lib))
 			continue;
 		json_array_append_new(
@@ -86,7 +106,7 @@ json_t *mocks_uncovered(const json_t *policy_doc, const struct mocks *lib)
 	/* A mock-mode default serves every other tool: only "*" covers it. */
 	def = json_object_get(policy_doc, "default");
 	if (def && mock_mode(def) &&
-	    !(json_is_object(def) && has_own_payload(def)) &&
+	    !(json_is_object(def) && has_own_payload(def, NULL, NULL)) &&
 	    !covered("*", lib))
 		json_array_append_new(out, json_string("default '*'"));
 	return out;

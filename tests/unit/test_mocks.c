@@ -834,13 +834,42 @@ Test(mocks, uncovered_lists_mock_rules_without_any_payload)
 	json_t *pol =
 		doc_load_file(TEST_DATA "/policy/telecom.policy.yaml", &why);
 	struct mocks *m = telecom();
-	json_t *u = mocks_uncovered(pol, m);
+	json_t *u = mocks_uncovered(pol, m, NULL);
 	char *s = json_dumps(u, JSON_COMPACT);
 
 	cr_assert_str_eq(s, "[\"interactions[7] 'reset_password'\"]");
 	free(s);
 	json_decref(u);
 	mocks_free(m);
+	json_decref(pol);
+}
+
+/*
+ * What serves a call besides the mock library: the rule's overrides (of
+ * the placeholder) and the policy's recording named after the tool, as
+ * in ASSERT's example folder (lookup_customer_poisoned).
+ */
+Test(mocks, overrides_or_a_recording_named_after_the_tool_are_a_payload)
+{
+	json_t *pol = yaml("interactions:\n"
+			   "  - {match: a, mode: mock, overrides: "
+			   "[{path: x, value: 1}]}\n"
+			   "  - {match: b, mode: mock, overrides: []}\n"
+			   "  - {match: c, mode: mock}\n"
+			   "  - {match: 'c*', mode: mock}\n"
+			   "  - {match: d, mode: mock}\n");
+	json_t *cassettes = json_pack("{s:{s:s}}", "c", "status", "ok");
+	json_t *u = mocks_uncovered(pol, NULL, cassettes);
+	char *s = json_dumps(u, JSON_COMPACT);
+
+	cr_assert_str_eq(s, "[\"interactions[1] 'b'\",\"interactions[3] "
+			    "'c*'\",\"interactions[4] 'd'\"]");
+	free(s);
+	json_decref(u);
+	u = mocks_uncovered(pol, NULL, NULL);
+	cr_assert_eq(json_array_size(u), 4);
+	json_decref(u);
+	json_decref(cassettes);
 	json_decref(pol);
 }
 
@@ -873,7 +902,7 @@ Test(mocks, only_a_mock_rule_without_conditions_covers_a_policy_rule)
 
 		snprintf(text, sizeof(text), "mocks:\n  - %s\n", t[i].rules);
 		m = load_text(text);
-		u = mocks_uncovered(pol, m);
+		u = mocks_uncovered(pol, m, NULL);
 		cr_expect_eq(json_array_size(u), t[i].covered ? 0u : 1u, "%s",
 			     t[i].rules);
 		json_decref(u);
@@ -906,7 +935,7 @@ Test(mocks, wildcard_policy_match_is_covered_only_by_same_pattern_or_star)
 			 "'f*', response: 1}\n",
 			 t[i].tool);
 		m = load_text(text);
-		u = mocks_uncovered(pol, m);
+		u = mocks_uncovered(pol, m, NULL);
 		cr_assert_eq(json_array_size(u), t[i].covered ? 0u : 1u,
 			     "rule tool '%s'", t[i].tool);
 		if (!t[i].covered)
