@@ -147,6 +147,15 @@ int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 	sd_notify(0, "STOPPING=1");
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
+	/*
+	 * The loop has ended: a stop signal now (systemd sends SIGTERM right
+	 * after ExecStop's unmount) must not cut the clean stop short, which
+	 * makes the last rows durable and saves the cases (ledgerfs(8)
+	 * SIGNALS).  A stop that hangs is for SIGKILL.
+	 */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 out_unmount:
 	/* After --user only the helper, still root, may unmount. */
 	if (dropped && hx && hostexec_unmount(hx, &why) != LF_OK)

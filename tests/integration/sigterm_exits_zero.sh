@@ -44,6 +44,24 @@ rule_end
 lf_start
 check ledger_verifies_after_sigint lf_verify S
 
+# systemd's stop (ledgerfs(8) SYSTEMD): ExecStop unmounts, then SIGTERM
+# follows at once, while the daemon may still be finishing its stop.
+rule_begin sigterm_right_after_the_unmount_still_exits_zero
+for t in 1 2 3 4 5 6 7 8; do
+	lf_call S "u$t" lookup_a >/dev/null
+	: >"$work/daemon.err"
+	timeout 20 fusermount3 -u "$mnt" || rule_fail "trial $t: unmount"
+	kill -s TERM "$lf_daemon" 2>/dev/null
+	wait "$lf_daemon"
+	st=$?
+	lf_daemon=
+	rule_eq "trial $t: exit" 0 "$st"
+	rule_has "trial $t: the stop's summary" "$(cat "$work/daemon.err")" \
+		"ledgerfs: stopped;"
+	lf_start
+done
+rule_end
+
 # Files still open at the stop: their RELEASE never reaches the daemon,
 # which frees them itself (the sanitizer build checks for leaks).
 LFHOLD=$top_builddir/tests/integration/lfhold
