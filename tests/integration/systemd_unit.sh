@@ -24,6 +24,7 @@ u=$(cat "$unit")
 rule_has type "$u" "Type=notify"
 rule_has stop "$u" "fusermount3 -u "
 rule_has fuse "$u" "DeviceAllow=/dev/fuse rw"
+rule_has "backing and key folders for any prefix" "$u" "ExecStartPre=/bin/mkdir -p -m 0700 "
 grep -Eq '^(ProtectSystem|ProtectHome|PrivateTmp|PrivateDevices|PrivateMounts)=' "$unit" &&
 	rule_fail "an option that hides the mount from the host"
 rule_end
@@ -81,5 +82,15 @@ wait "$listener"
 rule_begin daemon_notifies_stopping_and_exits_zero_on_sigterm
 rule_eq exit 0 "$st"
 rule_has stopping "$(cat "$work/notify.log")" "STOPPING=1"
+rule_end
+# make install's own step (mk/packaging.am): the daemon's default backing
+# folder and key folder, private, under DESTDIR.
+rule_begin install_makes_the_default_backing_and_key_folders_private
+make -s -C "$top_builddir" install-data-local DESTDIR="$work/dest" \
+	>"$work/install.out" 2>&1 || rule_fail "install: $(cat "$work/install.out")"
+state=$(sed -n 's|^ExecStart=.*--backing=\([^ ]*\) .*|\1|p' "$unit")
+keydir=$(sed -n 's|^ExecStart=.*--key=\([^ ]*\)/host.key .*|\1|p' "$unit")
+rule_eq "backing folder" 700 "$(stat -c %a "$work/dest$state" 2>&1)"
+rule_eq "key folder" 700 "$(stat -c %a "$work/dest$keydir" 2>&1)"
 rule_end
 lf_finish
