@@ -55,6 +55,22 @@ else
 	echo "# rsync not installed: its row is skipped"
 fi
 
+# ledgerfs(8) THE VIEW: the write-only files left out by their paths, a
+# whole case folder copies with exit 0 and keeps each call's result.
+rule_begin a_whole_case_folder_copies_cleanly_without_its_write_only_files
+tar -C "$mnt/cases" -cf "$work/whole.tar" --exclude=ctl \
+	--exclude=target/register --exclude=target/result C 2>"$work/tar.err" ||
+	rule_fail "tar: $(cat "$work/tar.err")"
+rule_has "a call's result" "$(tar -tf "$work/whole.tar")" "C/calls/000001-c1/result"
+if command -v rsync >/dev/null; then
+	rsync -r --exclude=ctl --exclude=target/register --exclude=target/result \
+		"$mnt/cases/C" "$work/whole-rs/" 2>"$work/rs.err" ||
+		rule_fail "rsync: $(cat "$work/rs.err")"
+	cmp -s calls/000001-c1/result "$work/whole-rs/C/calls/000001-c1/result" ||
+		rule_fail "rsync left out a call's result"
+fi
+rule_end
+
 # An open reader keeps its snapshot and its fstat size while rows land.
 rule_begin open_ledger_is_one_snapshot
 exec 3<ledger
