@@ -177,7 +177,11 @@ static char *ctl_prepare_tools(const char *file)
 		return NULL;
 	}
 	if (tools_check(text, strlen(text), &why) != LF_OK) {
-		fprintf(stderr, "ledgerctl: %s: %s\n", file, why.msg);
+		char where[4200];
+
+		/* FILE:LINE: reason, as for the policy (ledgerctl(1) open). */
+		cassette_where(file, why.msg, where, sizeof(where));
+		fprintf(stderr, "ledgerctl: %s: %s\n", where, why.msg);
 		free(text);
 		return NULL;
 	}

@@ -11,7 +11,9 @@ reports its result, a mocked or host-run one answers with the host's
 result, a blocked one answers with the refusal.  Every answer goes back
 to the model as a `{"role": "tool", ...}` message.
 
-Run as a demo, a scripted model stands in for a real one (no network):
+Run as a demo, a scripted model stands in for a real one (no network),
+on a case opened with the shipped examples/policy.yaml (lookup_customer
+passes, send_message is mocked, delete_account is blocked by default):
 
     LEDGERFS_DIR=/mediator python3 function_calling_loop.py
 
@@ -103,12 +105,13 @@ def demo_model():
     return ScriptedModel([
         {"role": "assistant", "content": None, "tool_calls": [
             tool_call("call_lookup_1", "lookup_customer", {"id": 42}),
-            tool_call("call_send_1", "send_email", {"to": "ada@example.com"}),
+            tool_call("call_send_1", "send_message",
+                      {"to": "ada@example.com", "text": "Your line is back."}),
         ]},
         {"role": "assistant", "content": None, "tool_calls": [
             tool_call("call_delete_1", "delete_account", {"id": 42}),
         ]},
-        {"role": "assistant", "content": "Ada was emailed; the account "
+        {"role": "assistant", "content": "Ada was messaged; the account "
                                          "was not deleted."},
     ])
 
@@ -121,7 +124,7 @@ def main():
     if os.environ.get("LEDGERFS_CASE") and os.environ.get("LEDGERFS_TOKEN"):
         lf.register()
     messages = run(demo_model(), lf, DEMO_TOOLS,
-                   "Email customer 42, then close their account.")
+                   "Message customer 42, then close their account.")
     json.dump(messages, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

@@ -28,21 +28,16 @@ if [ "$rc" -ne 0 ]; then
 	not_ok python_unittest_passes "$(grep -v ' \.\.\. ok$' "$work/unittest.out" | tail -n 30)"
 fi
 
-# The demo as documented, on a case of its own.
-lf_open D 'interactions:
-  - match: lookup_customer
-    mode: pass
-  - match: send_email
-    mode: mock
-    mock: {status: sent}
-default: {mode: block}
-' ''
+# The demo as documented, on a case opened with the shipped example files.
+timeout 30 "$LEDGERCTL" --mount "$mnt" open D \
+	--policy "$top_srcdir/examples/policy.yaml" \
+	--mocks "$top_srcdir/examples/mocks.yaml" >/dev/null || exit 99
 out=$(LEDGERFS_DIR=$(lf_tdir D) LEDGERFS_CASE=D LEDGERFS_TOKEN=$(lf_token D) \
 	timeout 60 python3 "$top_srcdir/examples/python/function_calling_loop.py")
 rc=$?
 rule_begin the_function_calling_demo_runs_its_script_through_a_case
 rule_eq status 0 "$rc"
-rule_has answer "$out" '"content": "Ada was emailed; the account was not deleted."'
+rule_has answer "$out" '"content": "Ada was messaged; the account was not deleted."'
 rule_eq decisions 3 "$(lf_rows D '"phase":"decision"')"
 rule_eq results 1 "$(lf_rows D '"phase":"completion"')"
 rule_end

@@ -44,6 +44,21 @@ rule_eq status 1 $?
 rule_has reason "$err" "tools[0].name"
 rule_end
 
+# ledgerctl(1) open: FILE:LINE: reason, the line of the tool it names;
+# what MCP's Tool asks of a member an SDK client checks is checked too.
+printf '{"tools":[\n {"name":"a"},\n {"name":"b"},\n {"name":"c",\n  "outputSchema":{"type":"string"}}\n]}\n' \
+	>"$work/bad-line.json"
+printf '{"tools":[\n {"name":"a"},\n {"name":"a"}\n]}\n' >"$work/twice.json"
+rule_begin a_refused_tools_file_is_named_with_the_line_of_its_fault
+err=$(ctl open B --policy "$work/policy.yaml" --tools "$work/bad-line.json" 2>&1)
+rule_eq status 1 $?
+rule_has reason "$err" "$work/bad-line.json:5: tools[2].outputSchema: an object whose \"type\" is \"object\""
+err=$(ctl open B --policy "$work/policy.yaml" --tools "$work/twice.json" 2>&1)
+rule_eq "status, a name twice" 1 $?
+rule_has "a name twice" "$err" "$work/twice.json:3: tools[1].name: 'a' is tools[0]'s already"
+[ -e "$mnt/cases/B" ] && rule_fail "a refused open left case B"
+rule_end
+
 rule_begin the_view_refuses_a_malformed_tools_file
 out=$(timeout 10 "$LFWRITE" "$mnt/cases/P/tools" '{"tools":{}}' 2>&1)
 rule_has close "$out" "close=EINVAL"

@@ -42,6 +42,31 @@ Test(tools, a_tools_file_is_an_object_with_a_tools_array_of_named_objects)
 		 "\"string\"}}]}",
 		 0, "tools[0].inputSchema"},
 		{"{\"tools\":[],\"tools\":[]}", 0, "duplicate"},
+		/* MCP's Tool, as a client checks it. */
+		{"{\"tools\":[{\"name\":\"a\",\"title\":\"A\",\"outputSchema\":"
+		 "{\"type\":\"object\"},\"annotations\":{\"title\":\"A\","
+		 "\"readOnlyHint\":true,\"openWorldHint\":false},\"icons\":[],"
+		 "\"_meta\":{},\"x-own\":1}]}",
+		 1, NULL},
+		{"{\"tools\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":"
+		 "\"a\"}]}",
+		 0, "tools[2].name: 'a' is tools[0]'s already"},
+		{"{\"tools\":[{\"name\":\"a\",\"outputSchema\":{\"type\":"
+		 "\"string\"}}]}",
+		 0, "tools[0].outputSchema: an object whose"},
+		{"{\"tools\":[{\"name\":\"a\",\"annotations\":\"oops\"}]}", 0,
+		 "tools[0].annotations: an object"},
+		{"{\"tools\":[{\"name\":\"a\",\"annotations\":{\"readOnlyHint\":"
+		 "1}}]}",
+		 0, "tools[0].annotations: an object whose hints"},
+		{"{\"tools\":[{\"name\":\"a\",\"description\":5}]}", 0,
+		 "tools[0].description: a string"},
+		{"{\"tools\":[{\"name\":\"a\",\"title\":null}]}", 0,
+		 "tools[0].title: a string"},
+		{"{\"tools\":[{\"name\":\"a\",\"icons\":{}}]}", 0,
+		 "tools[0].icons: an array"},
+		{"{\"tools\":[{\"name\":\"a\",\"_meta\":[]}]}", 0,
+		 "tools[0]._meta: an object"},
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		struct lf_why why = {{0}};
