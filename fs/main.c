@@ -22,6 +22,7 @@
 #include "backing.h"
 #include "case_ckpt.h"
 #include "chain.h"
+#include "errlog.h"
 #include "fh.h"
 #include "ledger.h"
 #include "ops.h"
@@ -582,5 +583,6 @@ out:
 		fuse_destroy(fuse);
 	free(fo.mountpoint);
 	lfs_opts_free(option_table, &o, &cl);
+	errlog_end();
 	return rc;
 }

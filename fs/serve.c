@@ -15,6 +15,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "errlog.h"
 #include "hostexec.h"
 #include "loop.h"
 
@@ -110,6 +111,9 @@ int lfs_serve(struct fuse *fuse, struct fuse_cmdline_opts *opts,
 	if (fuse_daemonize(opts->foreground) != 0 ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
+	/* Detached (mount(8), fstab): standard error is /dev/null now. */
+	if (!opts->foreground)
+		errlog_to_syslog();
 	/* Threads only now: fuse_daemonize forks and keeps one. */
 	hx = hostexec_client_new(hsock);
 	if (!hx) {

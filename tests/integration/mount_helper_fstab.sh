@@ -26,10 +26,11 @@ stray_daemons() {
 	done
 }
 cleanup_inside() {
-	_st=$?
+	_st_inside=$?
 	for _p in $(stray_daemons); do kill -9 "$_p"; done
+	# lf_cleanup exits with the status it finds: the script's.
+	(exit "$_st_inside")
 	lf_cleanup
-	exit $_st
 }
 trap cleanup_inside EXIT
 
@@ -91,6 +92,62 @@ lf_mounted && { rule_fail mounted; umount_wait; }
 [ -e "$work/new" ] && rule_fail "backing folder created"
 [ -e "$work/newkeys" ] && rule_fail "key folder created"
 rule_has reason "$out" "max-cals"
+rule_end
+
+# ledgerfs(8) SYSTEMD: once detached, the daemon's error lines go to
+# syslog.  Here /dev is a copy of the nodes the daemon needs, on a tmpfs
+# of this namespace, with /dev/log a socket this test reads.
+rule_begin a_detached_daemon_sends_its_errors_to_syslog
+mkdir "$work/dev"
+mount -t tmpfs tmpfs "$work/dev" && cp -a /dev/null /dev/zero /dev/fuse \
+	/dev/urandom /dev/random "$work/dev/" && mount --bind "$work/dev" /dev ||
+	lf_skip_all "cannot make a /dev of this namespace"
+lf_extra_mounts="$lf_extra_mounts /dev $work/dev"
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+s.settimeout(20)
+print("ready", flush=True)
+with open(sys.argv[1], "ab", buffering=0) as f:
+    while True:
+        try:
+            f.write(s.recv(65536) + b"\n")
+        except socket.timeout:
+            break
+' "$work/syslog" >"$work/syslog.ready" &
+lf_bg_pids=$!
+_i=0
+until grep -q ready "$work/syslog.ready" 2>/dev/null || [ $_i -gt 100 ]; do
+	sleep 0.05
+	_i=$((_i + 1))
+done
+out=$(timeout 20 mount -t fuse.ledgerfs "$backing" "$mnt" -o "key=$key" 2>&1) ||
+	rule_fail "mount: $out"
+if lf_mounted; then
+	# No descriptor left for a new case: its ledger cannot be made.
+	# The daemon is the one holding /dev/fuse (its helper is a ledgerfs too).
+	pid=
+	for _p in $(stray_daemons); do
+		ls -l "/proc/$_p/fd" 2>/dev/null | grep -q /dev/fuse && pid=$_p
+	done
+	fds=$(ls "/proc/$pid/fd" | wc -l)
+	prlimit --pid "$pid" --nofile="$fds:$fds" || rule_fail "prlimit"
+	lf_open_reg L >/dev/null 2>&1 && rule_fail "case L opened with no descriptor left"
+	_i=0
+	until grep -q "Too many open files" "$work/syslog" 2>/dev/null || [ $_i -gt 100 ]; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	rule_has "syslog" "$(cat "$work/syslog" 2>/dev/null)" "ledgerfs["
+	rule_has "the error line" "$(cat "$work/syslog" 2>/dev/null)" "Too many open files"
+	umount_wait || rule_fail "daemon did not leave after umount"
+else
+	rule_fail "not mounted"
+fi
+kill "$lf_bg_pids" 2>/dev/null
+wait "$lf_bg_pids" 2>/dev/null
+lf_bg_pids=
 rule_end
 
 lf_finish
