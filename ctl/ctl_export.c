@@ -227,7 +227,10 @@ out:
 static int export_not_verified(const char *name, const struct ctl_verdict *v,
 			       bool say_bad)
 {
-	if (say_bad || v->status != 1)
+	if (v->verdict && !strcmp(v->verdict, "wrong_key"))
+		fprintf(stderr, "ledgerctl export: %s: wrong key: %s\n", name,
+			v->reason);
+	else if (say_bad || v->status != 1)
 		fprintf(stderr,
 			"ledgerctl export: %s: the ledger does not verify: %s\n",
 			name, v->reason);
@@ -257,18 +260,27 @@ static int export_gather(const char *mount, const char *backing,
 	struct ledger_report rep;
 	struct lf_why why = {{0}};
 	struct evidence_folder *rows = evidence_folder_new();
-	int dirfd, bfd, mfd = -1, rc = 2, kr;
+	int dirfd, bfd = -1, mfd = -1, rc = 2, kr;
 	size_t len = 0, l1 = 0, l2 = 0;
 	char *text, *one = NULL, *many = NULL;
 
+	/* The case in the view, then in the backing folder: each said apart. */
 	snprintf(dir, sizeof(dir), "%s/cases/%s", mount, name);
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		fprintf(stderr,
+			"ledgerctl export: %s: %s (the case is read through "
+			"the view mounted at %s)\n",
+			dir, strerror(errno), mount);
+		goto out;
+	}
 	snprintf(dir, sizeof(dir), "%s/cases/%s", backing, name);
 	bfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0 || bfd < 0) {
+	if (bfd < 0) {
 		fprintf(stderr,
-			"ledgerctl export: no case %s under %s/cases and %s/cases: %s\n",
-			name, mount, backing, strerror(errno));
+			"ledgerctl export: %s: %s (--backing names the "
+			"daemon's backing folder)\n",
+			dir, strerror(errno));
 		goto out;
 	}
 	kr = ctl_read_key("export", key_path ? key_path : CTL_DEFAULT_KEY, key);

@@ -203,5 +203,21 @@ rc=$?
 rule_begin export_of_an_unknown_case_fails
 rule_eq exit 2 "$rc"
 [ -e "$work/n.tar" ] && rule_fail "archive written"
+rule_has "names the view's folder" "$out" "$mnt/cases/NOPE: No such file or directory"
+rule_end
+
+rule_begin export_with_the_wrong_backing_folder_names_it
+out=$(ctl export E "$work/w.tar" --backing "$work/tmp" --key "$key" 2>&1)
+rule_eq exit 2 "$?"
+rule_has reason "$out" "$work/tmp/cases/E: No such file or directory (--backing"
+rule_end
+
+rule_begin export_with_another_key_says_wrong_key_and_exits_2
+head -c 32 /dev/urandom >"$work/other.key"
+chmod 600 "$work/other.key"
+out=$(ctl export E "$work/w.tar" --backing "$backing" --key "$work/other.key" 2>&1)
+rule_eq exit 2 "$?"
+rule_has reason "$out" "ledgerctl export: E: wrong key: sealed with key "
+[ -e "$work/w.tar" ] && rule_fail "archive written"
 rule_end
 lf_finish
