@@ -528,7 +528,7 @@ static int ctl_ls(const char *mount)
 	while ((de = readdir(d))) {
 		json_t *st;
 
-		if (de->d_name[0] == '.')
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		st = ctl_status(mount, de->d_name);
 		printf("%s\t%s\t%lld rows\n", de->d_name,

@@ -567,6 +567,10 @@ int ctl_verify_main(int argc, char **argv)
 	rc = ctl_verify_check_sealed(fd, have_key ? key : NULL, &seal, head_arg,
 				     &v);
 	explicit_bzero(&seal, sizeof(seal));
+	if (have_key && !seal_path) {
+		ctl_seal_file_required(ledger, fd, seal_where, &v);
+		rc = v.status;
+	}
 	if (!key_path && have_key)
 		key_path = CTL_DEFAULT_KEY;
 	/* A backing case folder's signed checkpoints (ledgerctl(1) verify). */

@@ -104,6 +104,15 @@ bool ctl_verdict_wrong_key(int fd, struct ctl_verdict *v, const char *what,
 /* What a sealed ledger's check covered, on stderr. */
 void ctl_say_seal(const struct ctl_verdict *v, const char *where);
 
+/*
+ * An open case's backing folder keeps its seal key file: a sealed ledger
+ * in a case folder (ledger) that does not end in case_closed, checked
+ * with the host key but with no seal key file found (where ""), had it
+ * removed, and its current epoch's MACs went unchecked.  Marks v bad.
+ */
+void ctl_seal_file_required(const char *ledger, int fd, const char *where,
+			    struct ctl_verdict *v);
+
 /* The verdict as ledgerfs-ledger(5) LEDGERCTL VERIFY prints it; its
  * status. */
 int ctl_verdict_print(const struct ctl_verdict *v, const char *label);

@@ -7,6 +7,7 @@
 #include "ctl_verify.h"
 
 #include "ledger.h"
+#include "ledger_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,4 +177,47 @@ void ctl_say_seal(const struct ctl_verdict *v, const char *where)
 	else
 		fprintf(stderr,
 			"ledgerctl verify: sealed ledger: no seal key (no seal key file beside it, or no host key to unwrap it): chain and canonical form only; give --seal-key K0FILE\n");
+}
+
+/* Does the ledger's last row (within its last 64 KiB) say case_closed? */
+static bool ctl_ends_closed(int fd, long long good_bytes)
+{
+	static const char tok[] = "\"case_closed\"";
+	char buf[65536];
+	long long from = good_bytes > (long long)sizeof(buf)
+				 ? good_bytes - (long long)sizeof(buf)
+				 : 0;
+	size_t n = (size_t)(good_bytes - from);
+	struct ledger_fields f;
+	const char *err, *line;
+
+	if (n < 2 || pread(fd, buf, n, (off_t)from) != (ssize_t)n)
+		return false;
+	/* buf ends with the last row's newline; that row starts after the
+	 * newline before it. */
+	line = memrchr(buf, '\n', n - 1);
+	line = line ? line + 1 : from == 0 ? buf : NULL;
+	if (!line || ledger_scan_fields(line, (size_t)(buf + n - 1 - line), &f,
+					&err) < 0)
+		return false;
+	return f.phase.p && f.phase.n == sizeof(tok) - 1 &&
+	       !memcmp(f.phase.p, tok, f.phase.n);
+}
+
+void ctl_seal_file_required(const char *ledger, int fd, const char *where,
+			    struct ctl_verdict *v)
+{
+	struct stat st;
+
+	if (v->status != 0 || !v->sealed || v->seal_mode == RATCHET_KEYS_ALL ||
+	    !v->key_fp[0] || where[0] || stat(ledger, &st) != 0 ||
+	    !S_ISDIR(st.st_mode) || ctl_ends_closed(fd, v->good_bytes))
+		return;
+	v->status = 1;
+	v->verdict = "bad";
+	snprintf(v->reason, sizeof(v->reason),
+		 "ledger.jsonl%s is missing: an open case's seal key file, "
+		 "which the daemon keeps, was removed (its current epoch's "
+		 "MACs cannot be checked)",
+		 RATCHET_FILE_SUFFIX);
 }

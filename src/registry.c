@@ -137,7 +137,8 @@ static enum lf_err registry_load_all(struct registry *r,
 			       strerror(errno));
 	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		/* Every case, ".hid" too: only "." and ".." are not cases. */
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (n == cap) {
 			char **t = realloc(names, (cap = cap ? cap * 2 : 64) *

@@ -108,4 +108,22 @@ else
 	rule_has says "$out" "MACs not checked (no key)"
 	rule_end
 fi
+# ledgerfs-ledger(5) SEALS: an open case's backing folder keeps its seal
+# key file; without it the current epoch's MACs go unchecked, and a row
+# rewritten past the latest checkpoint (chain rebuilt) would pass.
+cp -a "$backing/cases/V" "$work/noseal"
+rm "$work/noseal/ledger.jsonl.seal"
+rule_begin an_open_case_folder_without_its_seal_key_file_is_refused
+out=$(ctl verify "$work/noseal" --key "$key" 2>/dev/null)
+rule_eq "verify exit" 1 "$?"
+rule_has verify "$out" "bad: ledger.jsonl.seal is missing: an open case's seal key file"
+out=$(ctl evidence "$work/noseal" --key "$key" 2>&1 >/dev/null)
+rule_eq "evidence exit" 3 "$?"
+rule_has evidence "$out" "ledger.jsonl.seal is missing"
+# A ledger file alone (a copy) is not a case folder: said, not refused.
+cp "$led" "$work/alone.jsonl"
+ctl verify "$work/alone.jsonl" --key "$key" >/dev/null 2>&1 ||
+	rule_fail "a ledger file copied alone"
+rule_end
+
 lf_finish

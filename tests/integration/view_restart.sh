@@ -42,6 +42,9 @@ rule_end
 lf_open_reg ERR
 lf_write ERR request 'not json\n' >/dev/null
 err_before=$(cat "$(lf_tdir ERR)/error")
+# a case whose name starts with a dot (ledgerfs(8) THE VIEW allows it)
+lf_open_reg .hid
+lf_call .hid h1 lookup_a >/dev/null
 rows_reg=$(lf_rows REG)
 head_torn=$(tail -n1 "$(lf_ledger TORN)")
 rows_torn=$(lf_rows TORN)
@@ -53,6 +56,12 @@ printf '{"case_id":"TORN","mac":"00","phase":"decision","prev":"' >>"$(lf_ledger
 lf_start --max-calls=10 --max-refused=3
 
 st=$(lf_status REG)
+rule_begin a_case_whose_name_starts_with_a_dot_resumes_like_any_other
+rule_has "listed" "$(ls -a "$mnt/cases")" ".hid"
+rule_has state "$(lf_status .hid)" '"state": "registered"'
+rule_has "next call" "$(lf_call .hid h2 lookup_a)" '"sequence":2,'
+rule_has "ledgerctl ls" "$(timeout 30 "$LEDGERCTL" --mount "$mnt" ls)" ".hid"
+rule_end
 rule_begin target_error_shows_the_last_recorded_refusal_after_restart
 rule_has "before" "$err_before" "EINVAL request:"
 rule_eq "after" "$err_before" "$(cat "$(lf_tdir ERR)/error")"
