@@ -224,10 +224,24 @@ static int ctl_env_out_open(const char *path, bool *made)
 	int fd =
 		open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		     0600);
+	struct stat st;
 
 	*made = fd >= 0;
+	/* Not blocking on a FIFO; and nothing but a regular file is ever
+	 * changed (a device's mode is the whole machine's). */
 	if (fd < 0 && errno == EEXIST)
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = lstat(path, &st) == 0 && !S_ISREG(st.st_mode)
+			     ? -2
+			     : open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK |
+						  O_CLOEXEC);
+	if (fd == -2 ||
+	    (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))) {
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr,
+			"ledgerctl: --env-file %s: not a regular file\n", path);
+		return -1;
+	}
 	if (fd >= 0 && fchmod(fd, 0600) < 0) {
 		close(fd);
 		fd = -1;

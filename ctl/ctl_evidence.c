@@ -277,11 +277,11 @@ static int verify_as_verify_key(const struct ev_args *a, int fd,
 		return EV_USAGE_ERR;
 	ctl_verify_check_sealed(fd, key, &seal, NULL, &v);
 	explicit_bzero(&seal, sizeof(seal));
-	if (key)
-		ctl_seal_file_required(a->ledger, fd, where, &v);
 	if (v.status == 0 && stat(a->ledger, &st) == 0 && S_ISDIR(st.st_mode))
 		ctl_verify_own_checkpoints(a->ledger, NULL, 0, NULL, fd,
 					   key_path, &v);
+	if (key)
+		ctl_seal_file_required(a->ledger, fd, where, &v);
 	rc = v.status == 0 ? EV_OK : EV_UNVERIFIED;
 	if (rc != EV_OK)
 		fprintf(stderr, "ledgerctl %s: %s does not verify: %s%s\n",

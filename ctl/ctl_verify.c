@@ -567,16 +567,17 @@ int ctl_verify_main(int argc, char **argv)
 	rc = ctl_verify_check_sealed(fd, have_key ? key : NULL, &seal, head_arg,
 				     &v);
 	explicit_bzero(&seal, sizeof(seal));
-	if (have_key && !seal_path) {
-		ctl_seal_file_required(ledger, fd, seal_where, &v);
-		rc = v.status;
-	}
 	if (!key_path && have_key)
 		key_path = CTL_DEFAULT_KEY;
 	/* A backing case folder's signed checkpoints (ledgerctl(1) verify). */
 	if (have_key && stat(ledger, &mst) == 0 && S_ISDIR(mst.st_mode))
 		rc = ctl_verify_own_checkpoints(ledger, NULL, 0, NULL, fd,
 						key_path, &v);
+	/* After the checkpoints, which say more of a cut ledger. */
+	if (have_key && !seal_path) {
+		ctl_seal_file_required(ledger, fd, seal_where, &v);
+		rc = v.status;
+	}
 	if (require_mac)
 		rc = ctl_verify_require_mac(&v);
 	close(fd);

@@ -145,6 +145,21 @@ rule_has "says" "$out" "--env-file $work/no/such/env: No such file or directory"
 rule_eq "no case" "" "$(ls "$mnt/cases" | grep -x ENVNO)"
 rule_end
 
+# A device or a FIFO named as --env-file: refused before anything changes
+# (a device's mode is the whole machine's; a FIFO would block the open).
+rule_begin ledgerctl_open_env_file_that_is_not_a_regular_file_is_refused_untouched
+mknod "$work/nulldev" c 1 3 && chmod 0666 "$work/nulldev" && mkfifo "$work/fifo" ||
+	rule_fail "cannot make a device node and a FIFO"
+for f in nulldev fifo; do
+	out=$(timeout 10 "$LEDGERCTL" --mount "$mnt" open "ENV$f" --policy "$work/p.yaml" \
+		--env-file "$work/$f" 2>&1)
+	rule_eq "$f: exit" 1 "$?"
+	rule_has "$f: says" "$out" "--env-file $work/$f: not a regular file"
+	rule_eq "$f: no case" "" "$(ls "$mnt/cases" | grep -x "ENV$f")"
+done
+rule_eq "the device's mode" 666 "$(stat -c %a "$work/nulldev")"
+rule_end
+
 rule_begin ledgerctl_case_commands_refuse_a_name_outside_the_view
 mkdir "$work/fake"
 : >"$work/fake/ctl"
