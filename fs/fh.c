@@ -134,12 +134,32 @@ static int fh_charge_snapshot(struct lfs_fh *fh)
 	return 0;
 }
 
+int fh_take_handle(const struct node *n, bool *taken)
+{
+	enum node_kind parent = tree_info(n->kind)->parent;
+
+	*taken = false;
+	if (!n->c ||
+	    (n->kind != N_TARGET && parent != N_TARGET && parent != N_REPLIES))
+		return 0;
+	if (!case_charge(n->c, CASE_OPEN_HANDLES, 1, FH_CASE_HANDLES))
+		return -EMFILE;
+	*taken = true;
+	return 0;
+}
+
+void fh_give_handle(const struct node *n)
+{
+	case_uncharge(n->c, CASE_OPEN_HANDLES, 1);
+}
+
 int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 {
 	struct lfs_fh *fh;
 	struct node n;
 	mode_t mode;
 	int acc = fi->flags & O_ACCMODE, rc;
+	bool taken;
 
 	rc = tree_resolve(lfs_context()->reg, path, &n);
 	if (rc)
@@ -152,9 +172,16 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 		return -EROFS;
 	if (acc != O_WRONLY && !(mode & 0444))
 		return -EACCES;
+	rc = fh_take_handle(&n, &taken);
+	if (rc)
+		return rc;
 	fh = calloc(1, sizeof(*fh));
-	if (!fh)
+	if (!fh) {
+		if (taken)
+			fh_give_handle(&n);
 		return -ENOMEM;
+	}
+	fh->handle_taken = taken;
 	pthread_mutex_init(&fh->lock, NULL);
 	pthread_mutex_init(&fh->rep_lock, NULL);
 	atomic_init(&fh->late_err, 0);
@@ -163,13 +190,14 @@ int lfs_fh_open(const char *path, struct fuse_file_info *fi)
 		fh->ledger_len = case_ledger_size(n.c);
 	} else if (acc != O_WRONLY && !tree_info(n.kind)->line_input) {
 		fh->snap = lfs_snapshot(&n);
-		if (!fh->snap) {
-			free(fh);
-			return -ENOENT;
+		rc = fh->snap ? 0 : -ENOENT;
+		if (!rc) {
+			fh->snap_len = strlen(fh->snap);
+			rc = fh_charge_snapshot(fh);
 		}
-		fh->snap_len = strlen(fh->snap);
-		rc = fh_charge_snapshot(fh);
 		if (rc) {
+			if (taken)
+				fh_give_handle(&n);
 			free(fh->snap);
 			free(fh);
 			return rc;
@@ -354,6 +382,8 @@ static void fh_free(struct lfs_fh *fh)
 		explicit_bzero(fh->snap, fh->snap_len);
 	if (fh->snap_charged)
 		fh_uncharge(fh, CASE_OPEN_COPIES, fh->snap_len);
+	if (fh->handle_taken)
+		fh_give_handle(&fh->n);
 	free(fh->snap);
 	if (tree_info(fh->n.kind)->line_input)
 		fh_line_free(fh);

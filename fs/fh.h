@@ -20,6 +20,17 @@ int lfs_fh_release(const char *path, struct fuse_file_info *fi);
 void lfs_fh_free_all(void);
 
 /*
+ * A target's open file or folder under its target/ folder, counted per
+ * case (ledgerfs(8) LIMITS): at most FH_CASE_HANDLES at once, past which
+ * an open gets EMFILE.  Returns 0 with *taken set when n is one to count
+ * and was counted, 0 with *taken false when it is not one to count, or
+ * -EMFILE.  fh_give_handle gives a taken one back.
+ */
+#define FH_CASE_HANDLES 4096
+int fh_take_handle(const struct node *n, bool *taken);
+void fh_give_handle(const struct node *n);
+
+/*
  * The size a read-only file reports to stat (ledgerfs(8) THE VIEW), so
  * tar, cp and rsync copy its bytes: the snapshot of an open file (fi),
  * else what a snapshot taken now would hold.  0 for line-input files.

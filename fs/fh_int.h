@@ -56,6 +56,7 @@ struct lfs_fh {
 	atomic_bool drop_asked;
 	bool keep_replies;
 	bool snap_charged; /* snap_len is charged to --max-pending */
+	bool handle_taken; /* counted among its case's target handles */
 	/*
 	 * The reply cursor of `request`, under its own lock, which is taken
 	 * with no other held: a deferred write's replies are added by the

@@ -192,32 +192,44 @@ static void fill_one(void *p, const char *name)
 
 /*
  * A folder's node is resolved once at opendir and kept in the handle:
- * with nullpath_ok, readdir gets no path.
+ * with nullpath_ok, readdir gets no path.  A target's folders count among
+ * its case's handles (fh_take_handle).
  */
+struct lfs_dir {
+	struct node n; /* first: readdir reads the handle as a node */
+	bool taken;
+};
+
 static int lfs_opendir(const char *path, struct fuse_file_info *fi)
 {
-	struct node *n = malloc(sizeof(*n));
+	struct lfs_dir *d = malloc(sizeof(*d));
 	int rc;
 
-	if (!n)
+	if (!d)
 		return -ENOMEM;
-	rc = tree_resolve(ctx()->reg, path, n);
+	rc = tree_resolve(ctx()->reg, path, &d->n);
 	if (rc == 0)
-		rc = node_exists(n);
-	if (rc == 0 && !S_ISDIR(tree_info(n->kind)->mode))
+		rc = node_exists(&d->n);
+	if (rc == 0 && !S_ISDIR(tree_info(d->n.kind)->mode))
 		rc = -ENOTDIR;
+	if (rc == 0)
+		rc = fh_take_handle(&d->n, &d->taken);
 	if (rc) {
-		free(n);
+		free(d);
 		return rc;
 	}
-	fi->fh = (uintptr_t)n;
+	fi->fh = (uintptr_t)d;
 	return 0;
 }
 
 static int lfs_releasedir(const char *path, struct fuse_file_info *fi)
 {
+	struct lfs_dir *d = (struct lfs_dir *)(uintptr_t)fi->fh;
+
 	(void)path;
-	free((struct node *)(uintptr_t)fi->fh);
+	if (d->taken)
+		fh_give_handle(&d->n);
+	free(d);
 	return 0;
 }
 

@@ -181,11 +181,12 @@ enum lf_err case_target_gate(struct lf_case *c, enum case_input in,
 /*
  * Bytes the view holds for a case, counted per case so one target cannot
  * take the whole daemon-wide budget (ledgerfs(8) LIMITS): its targets'
- * partial lines, and the copies of its target files held open.  Charge
+ * partial lines, the copies of its target files held open, and (in
+ * handles, not bytes) its target's open files and folders.  Charge
  * add bytes unless that passes limit (false: nothing charged); give back
  * n.
  */
-enum case_budget { CASE_PENDING_LINES, CASE_OPEN_COPIES };
+enum case_budget { CASE_PENDING_LINES, CASE_OPEN_COPIES, CASE_OPEN_HANDLES };
 bool case_charge(struct lf_case *c, enum case_budget b, size_t add,
 		 size_t limit);
 void case_uncharge(struct lf_case *c, enum case_budget b, size_t n);

@@ -61,6 +61,7 @@ struct lf_case {
 	bool ledger_full; /* a call did not fit under max_ledger: block all */
 	_Atomic size_t pending_bytes; /* partial target lines held (view) */
 	_Atomic size_t snap_bytes;    /* its target files' copies held open */
+	_Atomic size_t open_handles;  /* its target's open files and folders */
 	struct hostexec_slots exec_slots; /* its executors (hostexec.h) */
 	char *latest_reply;
 	enum lf_err error_code;

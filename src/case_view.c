@@ -246,7 +246,9 @@ size_t case_memory(struct lf_case *c)
 
 static _Atomic size_t *case_budget_held(struct lf_case *c, enum case_budget b)
 {
-	return b == CASE_OPEN_COPIES ? &c->snap_bytes : &c->pending_bytes;
+	return b == CASE_OPEN_COPIES	? &c->snap_bytes
+	       : b == CASE_OPEN_HANDLES ? &c->open_handles
+					: &c->pending_bytes;
 }
 
 bool case_charge(struct lf_case *c, enum case_budget b, size_t add,

@@ -237,6 +237,42 @@ rule_eq "grew under 48 MiB" yes "$([ $(((rss1 - rss0) / 1024)) -lt 48 ] && echo 
 rule_eq "listed whole" "3000 3000" "$(ls "$(lf_tdir L)/replies" | wc -l) $(ls "$(lf_tdir L)/replies" | sort -u | wc -l)"
 rule_end
 
+# ledgerfs(8) LIMITS: a target's open files and folders are counted per
+# case; the one past the bound gets EMFILE, other cases and the host
+# still open theirs, and closing them gives the room back.
+lf_open_reg H
+rule_begin a_targets_open_files_and_folders_are_bounded_per_case
+out=$(timeout 120 python3 - "$(lf_tdir H)" "$(lf_tdir L)" "$mnt/cases/H" <<'PY'
+import errno, os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
+tdir, other, host = sys.argv[1:]
+held, err = [], None
+while len(held) < 10000:
+    try:
+        held.append(os.open(tdir + ("/replies" if len(held) % 2 else "/error"),
+                            os.O_RDONLY))
+    except OSError as e:
+        err = errno.errorcode[e.errno]
+        break
+print("held", len(held), err)
+for p in (other + "/replies", host + "/status"):
+    try:
+        os.close(os.open(p, os.O_RDONLY))
+        print("opened", p.rsplit("/", 2)[-2] + "/" + p.rsplit("/", 1)[-1])
+    except OSError as e:
+        print("refused", p, errno.errorcode[e.errno])
+for fd in held:
+    os.close(fd)
+os.close(os.open(tdir + "/replies", os.O_RDONLY))
+print("after closing: opened")
+PY
+)
+rule_has "bounded" "$out" "held 4096 EMFILE"
+rule_has "another case" "$out" "opened target/replies"
+rule_has "the host" "$out" "opened H/status"
+rule_has "given back" "$out" "after closing: opened"
+rule_end
+
 # A case closed while its target holds partial lines: they hold nothing
 # any more (ledgerfs(8) LIFECYCLE), so other cases get the room back.
 lf_stop
