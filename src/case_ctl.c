@@ -8,17 +8,16 @@
 #include "case_int.h"
 
 #include "decision.h"
+#include "defer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * A completion_missing row for each pending passed call, in attempt
- * order, so the ledger shows which results never came.
- */
-static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
-				     struct lf_why *why)
+/* One completion_missing row for each pending passed call, appended. */
+static enum lf_err case_mark_missing_rows(struct lf_case *c,
+					  unsigned long *count,
+					  struct lf_why *why)
 {
 	size_t i;
 	bool host = false;
@@ -61,6 +60,33 @@ static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
 	if (host)
 		case_exec_cancel(c);
 	return LF_OK;
+}
+
+/* The rows of case_mark_missing are made durable by the row after them. */
+static void case_missing_told(void *arg, int err)
+{
+	(void)arg;
+	(void)err;
+}
+
+/*
+ * A completion_missing row for each pending passed call, in attempt
+ * order, so the ledger shows which results never came.  They join the
+ * pending batch without a flush each (defer.h): the turn or case_closed
+ * row the caller appends next waits for a flush that covers them all, so
+ * tens of thousands of pending calls cost a few flushes, not one each,
+ * and the host's command answers as fast (ledgerfs(8) LIFECYCLE).
+ */
+static enum lf_err case_mark_missing(struct lf_case *c, unsigned long *count,
+				     struct lf_why *why)
+{
+	struct lf_defer *d =
+		defer_current() ? NULL : defer_open(case_missing_told, NULL);
+	enum lf_err err = case_mark_missing_rows(c, count, why);
+
+	if (d)
+		defer_close(d);
+	return err;
 }
 
 static json_t *case_counts(struct lf_case *c)

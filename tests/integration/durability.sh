@@ -90,6 +90,34 @@ rule_eq "writes answered with no thread waiting" \
 	"$line"
 rule_end
 
+# ledgerfs(8) LIFECYCLE: a close writes a completion_missing row for each
+# pending passed call; they share the flush of the case_closed row, so a
+# target that left thousands pending cannot hold the host's close.
+rule_begin a_close_marks_pending_calls_missing_in_a_few_flushes
+: >"$work/daemon.err"
+lf_start
+lf_open_reg PEND
+python3 - "$(lf_tdir PEND)/request" <<'PY' || rule_fail "calls"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+for i in range(1000):
+    os.write(fd, b'{"call_id":"p%d","tool":"lookup_a","args":{}}\n' % i)
+    assert b'"mode":"pass"' in os.read(fd, 65536)
+PY
+rule_has "pending" "$(lf_status PEND)" '"pending": 1000,'
+echo close >"$(lf_cdir PEND)/ctl" || rule_fail "close"
+rule_eq "missing rows" 1000 "$(lf_rows PEND '"phase":"completion_missing"')"
+lf_stop || rule_fail "daemon had to be killed"
+line=$(grep "made durable" "$work/daemon.err")
+echo "# $line"
+got_rows=$(echo "$line" | sed -n 's/.*stopped; \([0-9]*\) rows made durable by \([0-9]*\) flushes/\1/p')
+flushes=$(echo "$line" | sed -n 's/.*stopped; \([0-9]*\) rows made durable by \([0-9]*\) flushes/\2/p')
+# 1,000 calls, one after another, take a flush each; the close a few more.
+[ -n "$flushes" ] && [ "$got_rows" -ge 2000 ] && [ "$flushes" -lt 1050 ] ||
+	rule_fail "the close took a flush a row: $line"
+lf_verify PEND >/dev/null 2>&1 || rule_fail "PEND does not verify"
+rule_end
+
 rule_begin sync_file_flushes_each_row_alone
 : >"$work/daemon.err"
 lf_start --sync=file
