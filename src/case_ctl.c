@@ -19,6 +19,7 @@ static enum lf_err case_mark_missing_rows(struct lf_case *c,
 					  unsigned long *count,
 					  struct lf_why *why)
 {
+	static const char *const tool_only[] = {"tool", NULL};
 	size_t i;
 	bool host = false;
 
@@ -32,7 +33,9 @@ static enum lf_err case_mark_missing_rows(struct lf_case *c,
 
 		if (e->mode != LF_MODE_PASS || e->completion != CALL_PENDING)
 			continue;
-		dec = ledger_read_row(c->ledger, e->dec_off, e->dec_len);
+		/* Its tool alone, not its arguments: the row is the case's. */
+		dec = ledger_read_members(c->ledger, e->dec_off, e->dec_len,
+					  tool_only);
 		if (!dec)
 			return lf_fail(why, LF_IO, "cannot read back call %s",
 				       e->id);
