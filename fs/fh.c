@@ -134,6 +134,11 @@ static int fh_charge_snapshot(struct lfs_fh *fh)
 	return 0;
 }
 
+static size_t fh_handle_weight(const struct node *n)
+{
+	return S_ISDIR(tree_info(n->kind)->mode) ? FH_DIR_WEIGHT : 1;
+}
+
 int fh_take_handle(const struct node *n, bool *taken)
 {
 	enum node_kind parent = tree_info(n->kind)->parent;
@@ -142,7 +147,8 @@ int fh_take_handle(const struct node *n, bool *taken)
 	if (!n->c ||
 	    (n->kind != N_TARGET && parent != N_TARGET && parent != N_REPLIES))
 		return 0;
-	if (!case_charge(n->c, CASE_OPEN_HANDLES, 1, FH_CASE_HANDLES))
+	if (!case_charge(n->c, CASE_OPEN_HANDLES, fh_handle_weight(n),
+			 FH_CASE_HANDLES))
 		return -EMFILE;
 	*taken = true;
 	return 0;
@@ -150,7 +156,7 @@ int fh_take_handle(const struct node *n, bool *taken)
 
 void fh_give_handle(const struct node *n)
 {
-	case_uncharge(n->c, CASE_OPEN_HANDLES, 1);
+	case_uncharge(n->c, CASE_OPEN_HANDLES, fh_handle_weight(n));
 }
 
 int lfs_fh_open(const char *path, struct fuse_file_info *fi)

@@ -21,12 +21,14 @@ void lfs_fh_free_all(void);
 
 /*
  * A target's open file or folder under its target/ folder, counted per
- * case (ledgerfs(8) LIMITS): at most FH_CASE_HANDLES at once, past which
- * an open gets EMFILE.  Returns 0 with *taken set when n is one to count
- * and was counted, 0 with *taken false when it is not one to count, or
- * -EMFILE.  fh_give_handle gives a taken one back.
+ * case (ledgerfs(8) LIMITS): at most FH_CASE_HANDLES at once, a folder
+ * counting as FH_DIR_WEIGHT (its listing buffer costs that many files),
+ * past which an open gets EMFILE.  Returns 0 with *taken set when n is
+ * one to count and was counted, 0 with *taken false when it is not one
+ * to count, or -EMFILE.  fh_give_handle gives a taken one back.
  */
-#define FH_CASE_HANDLES 4096
+#define FH_CASE_HANDLES 16384
+#define FH_DIR_WEIGHT	16
 int fh_take_handle(const struct node *n, bool *taken);
 void fh_give_handle(const struct node *n);
 

@@ -246,10 +246,11 @@ out=$(timeout 120 python3 - "$(lf_tdir H)" "$(lf_tdir L)" "$mnt/cases/H" <<'PY'
 import errno, os, resource, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
 tdir, other, host = sys.argv[1:]
+# 512 folders (16 each) and files up to 16384 in all.
 held, err = [], None
-while len(held) < 10000:
+while len(held) < 19000:
     try:
-        held.append(os.open(tdir + ("/replies" if len(held) % 2 else "/error"),
+        held.append(os.open(tdir + ("/replies" if len(held) < 512 else "/error"),
                             os.O_RDONLY))
     except OSError as e:
         err = errno.errorcode[e.errno]
@@ -267,7 +268,7 @@ os.close(os.open(tdir + "/replies", os.O_RDONLY))
 print("after closing: opened")
 PY
 )
-rule_has "bounded" "$out" "held 4096 EMFILE"
+rule_has "bounded" "$out" "held $((512 + 16384 - 512 * 16)) EMFILE"
 rule_has "another case" "$out" "opened target/replies"
 rule_has "the host" "$out" "opened H/status"
 rule_has "given back" "$out" "after closing: opened"
