@@ -207,11 +207,15 @@ static bool ctl_ends_closed(int fd, long long good_bytes)
 void ctl_seal_file_required(const char *ledger, int fd, const char *where,
 			    struct ctl_verdict *v)
 {
+	char path[4200];
 	struct stat st;
 
+	/* A backing case folder: it holds ledger.jsonl (a mounted one not). */
+	snprintf(path, sizeof(path), "%s/ledger.jsonl", ledger);
 	if (v->status != 0 || !v->sealed || v->seal_mode == RATCHET_KEYS_ALL ||
 	    !v->key_fp[0] || where[0] || stat(ledger, &st) != 0 ||
-	    !S_ISDIR(st.st_mode) || ctl_ends_closed(fd, v->good_bytes))
+	    !S_ISDIR(st.st_mode) || stat(path, &st) != 0 ||
+	    ctl_ends_closed(fd, v->good_bytes))
 		return;
 	v->status = 1;
 	v->verdict = "bad";
