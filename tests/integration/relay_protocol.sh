@@ -270,6 +270,9 @@ if command -v strace >/dev/null; then
 	for i in 1 2 3; do
 		rule_eq "call $i" 200 "$(relay_post /mediate "$(call r$i lookup_a '{}' R1)" | cut -d' ' -f1)"
 	done
+	# The relay is strace's child: a signal to strace would only detach
+	# it and leave it running.  Stopped, it takes strace with it.
+	kill -TERM $(pgrep -P "$relay_pid") 2>/dev/null
 	relay_stop
 	rule_eq "registered" 1 "$(lf_rows R1 '"phase":"registered"')"
 	rule_eq "opens of register" 1 \
