@@ -28,7 +28,7 @@
 
 #define CONSOLE_USAGE                                                          \
 	"usage: ledgerctl console [--listen=ADDR[:PORT]] [--allow-remote] "    \
-	"[--key=FILE] [MOUNTPOINT]\n"
+	"[--key=FILE] [--mount=DIR] [MOUNTPOINT]\n"
 #define CONSOLE_MAX_HOSTS 8
 /* How often an event stream looks for news (a case; the case list). */
 #define EVENTS_CASE_MS	 500
@@ -311,6 +311,7 @@ int ctl_console_main(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},
 		{"allow-remote", no_argument, NULL, 'r'},
 		{"key", required_argument, NULL, 'k'},
+		{"mount", required_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -338,6 +339,10 @@ int ctl_console_main(int argc, char **argv)
 			break;
 		case 'k':
 			key_path = optarg;
+			break;
+		case 'm':
+			/* --mount anywhere after the command, as elsewhere. */
+			mount = optarg;
 			break;
 		case 'h':
 			fputs(CONSOLE_USAGE, stdout);

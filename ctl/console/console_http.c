@@ -205,7 +205,7 @@ void console_handle(struct console_srv *s, const struct http_listen *guard,
 	} else if (!strncmp(q->path, "/api/cases/", 11)) {
 		route_case(s, q->path + 11, offset, limit, r);
 	} else if (!strcmp(q->path, "/api/events")) {
-		if (q->arg_case && !cx_name_ok(q->arg_case)) {
+		if (q->arg_case && !cx_case_exists(s->index, q->arg_case)) {
 			text(r, 404, "no such case\n");
 			return;
 		}

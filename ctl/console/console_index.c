@@ -15,10 +15,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ledger.h"
+
+bool cx_case_exists(struct cx *x, const char *name)
+{
+	char path[4400];
+	struct stat st;
+
+	if (!cx_name_ok(name))
+		return false;
+	snprintf(path, sizeof(path), "%s/cases/%s/status", x->mount, name);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
 
 bool cx_name_ok(const char *name)
 {

@@ -36,6 +36,9 @@ void cx_free(struct cx *x);
 /* Is name a case name of the view (ledgerfs(8) THE VIEW)? */
 bool cx_name_ok(const char *name);
 
+/* Is there such a case in the view now? */
+bool cx_case_exists(struct cx *x, const char *name);
+
 /*
  * GET /api/cases: {"total","offset","limit","cases":[...]}, the cases in
  * name order, each refreshed.  New reference, NULL when the view's

@@ -115,6 +115,17 @@ rule_eq "within a second" 1 "$([ $((($(date +%s%N) - s0) / 1000000)) -lt 1000 ] 
 rule_has "stream" "$(cat "$work/events")" "event: case"
 rule_end
 
+# ledgerctl(1): --mount may come after the command, as for the others;
+# the event stream of a case that does not exist is 404, as its page is.
+start_console --mount="$mnt"
+rule_begin console_takes_mount_after_the_command_and_404s_the_events_of_no_case
+rule_has "started" "$url" "/?token="
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${url##*token=}" \
+	"${url%%/\?*}/api/events?case=NOPE")
+rule_eq "events of no such case" 404 "$code"
+rule_end
+stop_console TERM >/dev/null
+
 # Two consoles never share a token.
 start_console "$mnt"
 first=${url##*token=}
