@@ -613,7 +613,9 @@ static int seal_run(const char *list, bool split, const char *root,
 		q = split ? strchrnul(p, ':') : p + strlen(p);
 		len = (size_t)(q - p);
 		if (len >= sizeof(entry)) {
-			seal_error(c, "%.40s...: PATH entry too long", p);
+			/* Its first 160 bytes, "...", its end (sealpath(8)). */
+			seal_error(c, "%.160s...%.300s: PATH entry too long", p,
+				   q - 300);
 			goto out;
 		}
 		memcpy(entry, p, len);

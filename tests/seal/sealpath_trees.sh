@@ -276,6 +276,12 @@ row folders_256_deep_are_walked "mkdir -p .$deep" "$deep" 0 'sealed'
 row folders_257_deep_are_an_error "mkdir -p .$deep/a" "$deep/a" 2 ''
 err_case the_reason_of_an_error_on_a_long_path_is_printed 2 \
 	'more than 256 folders deep$' --root "$img" --path "$deep/a"
+# sealpath(8): a PATH entry too long keeps its first 160 bytes, "...",
+# then its end and the reason.
+long=/usr$(i=0; while [ $i -lt 20 ]; do printf '/%0250d' 0; i=$((i + 1)); done)END
+err_case a_path_entry_too_long_keeps_its_start_and_its_end 2 \
+	"^sealpath: $(printf %.160s "$long")\\.\\.\\..*0END: PATH entry too long\$" \
+	--path "$long"
 # With --json a usage error prints the error document too.
 json_usage() { # name error args...
 	name=$1 want_err=$2
