@@ -247,8 +247,7 @@ static bool ckpts_walk_row(void *ctx, const char *line, size_t n)
 		if (w->s->v[i].cp.size == w->row)
 			return false;
 	w->missing = w->row;
-	w->what = f.phase.n == 6 && !memcmp(f.phase.p, "\"turn\"", 6) ? "turn"
-								      : "close";
+	w->what = ledger_tok_is(&f.phase, "turn") ? "turn" : "close";
 	return true; /* stop: found */
 }
 

@@ -182,7 +182,6 @@ void ctl_say_seal(const struct ctl_verdict *v, const char *where)
 /* Does the ledger's last row (within its last 64 KiB) say case_closed? */
 static bool ctl_ends_closed(int fd, long long good_bytes)
 {
-	static const char tok[] = "\"case_closed\"";
 	char buf[65536];
 	long long from = good_bytes > (long long)sizeof(buf)
 				 ? good_bytes - (long long)sizeof(buf)
@@ -200,8 +199,7 @@ static bool ctl_ends_closed(int fd, long long good_bytes)
 	if (!line || ledger_scan_fields(line, (size_t)(buf + n - 1 - line), &f,
 					&err) < 0)
 		return false;
-	return f.phase.p && f.phase.n == sizeof(tok) - 1 &&
-	       !memcmp(f.phase.p, tok, f.phase.n);
+	return ledger_tok_is(&f.phase, "case_closed");
 }
 
 void ctl_seal_file_required(const char *ledger, int fd, const char *where,

@@ -37,15 +37,6 @@ static bool ledger_mac_shaped(const struct ledger_fields *f)
 	return ledger_is_hex_tok(&f->mac) && f->mac_member[0] == ',';
 }
 
-/* Is the phase token "case_closed", after which no row may come? */
-static bool ledger_phase_closes(const struct ledger_tok *phase)
-{
-	static const char tok[] = "\"case_closed\"";
-
-	return phase->p && phase->n == sizeof(tok) - 1 &&
-	       memcmp(phase->p, tok, phase->n) == 0;
-}
-
 /*
  * Does a line worked out ahead pass every check of ledger_check_line that
  * neither its epoch, its MAC nor the reader's state decides?  bp: the
@@ -151,7 +142,7 @@ ledger_prescan_fields(struct ledger_prescan *ps, const char *s, size_t n,
 	ps->has_epoch = f->epoch.p != NULL;
 	ps->epoch_ok = ratchet_epoch_parse(f->epoch.p, f->epoch.n, &ps->epoch);
 	ps->ends_epoch = ratchet_phase_ends_epoch(f->phase.p, f->phase.n);
-	ps->closes = ledger_phase_closes(&f->phase);
+	ps->closes = ledger_tok_is(&f->phase, "case_closed");
 	ps->vouched =
 		before && ledger_prescan_vouches(ps, n, before, before_slot);
 	if (!key || !t || !t->mac || !f->mac.p || f->mac_member[0] != ',')
@@ -479,7 +470,7 @@ enum lf_err ledger_check_line(struct ledger_scan *st, const char *s, size_t n,
 		memcpy(st->prev, hex, sizeof(st->prev));
 	else
 		chain_sha256_hex(s, n, st->prev);
-	st->closed = ledger_phase_closes(&f.phase);
+	st->closed = ledger_tok_is(&f.phase, "case_closed");
 	st->row = r;
 	return LF_OK;
 }

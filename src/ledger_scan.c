@@ -172,6 +172,14 @@ int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
 	}
 }
 
+bool ledger_tok_is(const struct ledger_tok *t, const char *s)
+{
+	size_t n = strlen(s);
+
+	return t->p && t->n == n + 2 && t->p[0] == '"' &&
+	       !memcmp(t->p + 1, s, n) && t->p[n + 1] == '"';
+}
+
 bool ledger_is_str(const struct ledger_tok *t)
 {
 	return t->p && t->n >= 2 && t->p[0] == '"' && t->p[t->n - 1] == '"';

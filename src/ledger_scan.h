@@ -31,6 +31,8 @@ int ledger_scan_fields(const char *s, size_t n, struct ledger_fields *f,
 		       const char **err);
 /* A JSON string token ("..."). */
 bool ledger_is_str(const struct ledger_tok *t);
+/* Is the token exactly the string s, quoted ("case_closed" for s)? */
+bool ledger_tok_is(const struct ledger_tok *t, const char *s);
 /* A string token of 64 lower-case hex digits. */
 bool ledger_is_hex_tok(const struct ledger_tok *t);
 /* A canonical row number: digits, no leading zero.  0 if not one. */

@@ -126,4 +126,18 @@ ctl verify "$work/alone.jsonl" --key "$key" >/dev/null 2>&1 ||
 	rule_fail "a ledger file copied alone"
 rule_end
 
+# A closed case's seal key file holds no key for its rows: not needed.
+lf_start
+lf_open_reg W
+lf_call W w1 lookup_a >/dev/null
+echo close >"$(lf_cdir W)/ctl"
+lf_stop
+cp -a "$backing/cases/W" "$work/closed-noseal"
+rm "$work/closed-noseal/ledger.jsonl.seal"
+rule_begin a_closed_case_folder_needs_no_seal_key_file
+out=$(ctl verify "$work/closed-noseal" --key "$key" 2>/dev/null)
+rule_eq "verify exit" 0 "$?"
+rule_has verify "$out" "ok: "
+rule_end
+
 lf_finish
